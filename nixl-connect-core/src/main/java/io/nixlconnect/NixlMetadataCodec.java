@@ -1,0 +1,107 @@
+package io.nixlconnect;
+
+import java.io.ByteArrayOutputStream;
+import java.util.Base64;
+import java.util.zip.DataFormatException;
+import java.util.zip.Deflater;
+import java.util.zip.Inflater;
+
+/**
+ * The {@code nixl_metadata} envelope: {@code "b64:"} + base64(zlib level 6) as Python Dynamo writes,
+ * and the legacy form, plain hex of the zlib bytes. Decompression is bounded.
+ */
+final class NixlMetadataCodec {
+
+    private static final String PREFIX = "b64:";
+    private static final String FIELD = "nixl_metadata";
+
+    private NixlMetadataCodec() {
+    }
+
+    static String encode(byte[] agentMetadata) {
+        if (agentMetadata == null || agentMetadata.length == 0) {
+            throw new IllegalArgumentException("agent metadata must not be empty");
+        }
+        Deflater deflater = new Deflater(6);
+        try {
+            deflater.setInput(agentMetadata);
+            deflater.finish();
+            ByteArrayOutputStream out = new ByteArrayOutputStream(agentMetadata.length / 2 + 64);
+            byte[] chunk = new byte[8192];
+            while (!deflater.finished()) {
+                int n = deflater.deflate(chunk);
+                out.write(chunk, 0, n);
+            }
+            return PREFIX + Base64.getEncoder().encodeToString(out.toByteArray());
+        } finally {
+            deflater.end();
+        }
+    }
+
+    /** Decodes and inflates, refusing anything that would inflate beyond {@code maxBytes}. */
+    static byte[] decode(String encoded, int maxBytes) {
+        if (encoded.isEmpty()) {
+            throw new InvalidMetadataException(FIELD, "must not be empty");
+        }
+        byte[] compressed;
+        if (encoded.startsWith(PREFIX)) {
+            try {
+                compressed = Base64.getDecoder().decode(encoded.substring(PREFIX.length()));
+            } catch (IllegalArgumentException e) {
+                throw new InvalidMetadataException(FIELD, "is not valid base64 after the 'b64:' prefix: " + e.getMessage(), e);
+            }
+        } else {
+            compressed = hexDecode(encoded);
+        }
+        if (compressed.length == 0) {
+            throw new InvalidMetadataException(FIELD, "holds no data");
+        }
+        return inflate(compressed, maxBytes);
+    }
+
+    private static byte[] hexDecode(String hex) {
+        if (hex.length() % 2 != 0) {
+            throw new InvalidMetadataException(FIELD,
+                    "is neither 'b64:'-prefixed base64 nor hex (odd number of hex digits)");
+        }
+        byte[] bytes = new byte[hex.length() / 2];
+        for (int i = 0; i < bytes.length; i++) {
+            int high = Character.digit(hex.charAt(2 * i), 16);
+            int low = Character.digit(hex.charAt(2 * i + 1), 16);
+            if (high < 0 || low < 0) {
+                throw new InvalidMetadataException(FIELD,
+                        "is neither 'b64:'-prefixed base64 nor hex (bad character at offset " + (2 * i) + ")");
+            }
+            bytes[i] = (byte) (high << 4 | low);
+        }
+        return bytes;
+    }
+
+    private static byte[] inflate(byte[] compressed, int maxBytes) {
+        Inflater inflater = new Inflater();
+        try {
+            inflater.setInput(compressed);
+            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(maxBytes, compressed.length * 4 + 64));
+            byte[] chunk = new byte[16384];
+            while (!inflater.finished()) {
+                int n = inflater.inflate(chunk);
+                if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
+                    throw new InvalidMetadataException(FIELD, "is not a complete zlib stream (truncated)");
+                }
+                if (out.size() + (long) n > maxBytes) {
+                    throw new InvalidMetadataException(FIELD,
+                            "inflates to more than " + maxBytes + " bytes; refused (zlib bomb?)");
+                }
+                out.write(chunk, 0, n);
+            }
+            if (out.size() == 0) {
+                throw new InvalidMetadataException(FIELD, "inflates to no bytes");
+            }
+            return out.toByteArray();
+        } catch (DataFormatException e) {
+            throw new InvalidMetadataException(FIELD, "is not zlib-compressed data: " + e.getMessage(), e);
+        } finally {
+            inflater.end();
+        }
+    }
+}

@@ -1,0 +1,224 @@
+package io.nixlconnect;
+
+import com.fasterxml.jackson.annotation.JsonAutoDetect;
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import tools.jackson.core.JacksonException;
+
+/**
+ * What a passive operation publishes so that a peer can read from or write into its buffers:
+ * the descriptors, the passive agent's NIXL metadata, the notification key and the operation kind.
+ *
+ * <p>Immutable. Its JSON form is exactly Python Dynamo's (pydantic v2, compact, fields in this order):
+ * <pre>{"descriptors":[{"device":"cpu","ptr":4096,"size":16}],"nixl_metadata":"b64:…","notification_key":"…","operation_kind":1}</pre>
+ * It is annotated for Jackson (2 and 3), so it travels as a REST request or response body with an
+ * application's own mapper; {@link #toJson()} and {@link #fromJson(String)} need no mapper at all.
+ *
+ * <p>Every rule of the wire format is checked on construction, and a broken rule raises an
+ * {@link InvalidMetadataException} that names the field. The NIXL metadata is decoded (and its
+ * decompression bounded by {@link #MAX_NIXL_METADATA_BYTES}) up front, so a malformed or hostile
+ * document is refused before any memory is registered, read or written.
+ */
+@JsonPropertyOrder({"descriptors", "nixl_metadata", "notification_key", "operation_kind"})
+@JsonIgnoreProperties(ignoreUnknown = false)
+@JsonAutoDetect(getterVisibility = JsonAutoDetect.Visibility.NONE,
+        isGetterVisibility = JsonAutoDetect.Visibility.NONE, fieldVisibility = JsonAutoDetect.Visibility.NONE)
+public final class RdmaMetadata {
+
+    /** Upper bound on decoded NIXL agent metadata: a zlib "bomb" stops inflating here. */
+    public static final int MAX_NIXL_METADATA_BYTES = 64 * 1024 * 1024;
+
+    private static final Set<String> FIELDS =
+            Set.of("descriptors", "nixl_metadata", "notification_key", "operation_kind");
+
+    private final List<SerializedDescriptor> descriptors;
+    private final String nixlMetadata;
+    private final String notificationKey;
+    private final OperationKind operationKind;
+    private final byte[] decodedNixlMetadata;
+
+    /**
+     * @param descriptors     the passive side's buffers; at least one
+     * @param nixlMetadata    {@code "b64:"} + base64(zlib(agent metadata)), or legacy lowercase hex of the zlib bytes
+     * @param notificationKey the notification the active side sends when done; not empty
+     * @param operationKind   {@link OperationKind#READ} or {@link OperationKind#WRITE}
+     * @throws InvalidMetadataException naming the field that breaks a rule
+     */
+    public RdmaMetadata(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
+            OperationKind operationKind) {
+        if (descriptors == null) {
+            throw new InvalidMetadataException("descriptors", "is missing (null)");
+        }
+        if (descriptors.isEmpty()) {
+            throw new InvalidMetadataException("descriptors", "must contain at least one descriptor");
+        }
+        for (int i = 0; i < descriptors.size(); i++) {
+            if (descriptors.get(i) == null) {
+                throw new InvalidMetadataException("descriptors[" + i + "]", "must not be null");
+            }
+        }
+        if (nixlMetadata == null) {
+            throw new InvalidMetadataException("nixl_metadata", "is missing (null)");
+        }
+        if (notificationKey == null) {
+            throw new InvalidMetadataException("notification_key", "is missing (null)");
+        }
+        if (notificationKey.isEmpty()) {
+            throw new InvalidMetadataException("notification_key", "must not be empty");
+        }
+        if (operationKind != OperationKind.READ && operationKind != OperationKind.WRITE) {
+            throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + operationKind);
+        }
+        this.descriptors = Collections.unmodifiableList(new ArrayList<>(descriptors));
+        this.decodedNixlMetadata = NixlMetadataCodec.decode(nixlMetadata, MAX_NIXL_METADATA_BYTES);
+        this.nixlMetadata = nixlMetadata;
+        this.notificationKey = notificationKey;
+        this.operationKind = operationKind;
+    }
+
+    /** Builds metadata from raw agent metadata, encoding it the way Python Dynamo does ({@code b64:} + zlib). */
+    public static RdmaMetadata of(List<SerializedDescriptor> descriptors, byte[] agentMetadata, String notificationKey,
+            OperationKind operationKind) {
+        return new RdmaMetadata(descriptors, NixlMetadataCodec.encode(agentMetadata), notificationKey, operationKind);
+    }
+
+    @JsonCreator
+    static RdmaMetadata fromJsonFields(@JsonProperty("descriptors") Object descriptors,
+            @JsonProperty("nixl_metadata") Object nixlMetadata, @JsonProperty("notification_key") Object notificationKey,
+            @JsonProperty("operation_kind") Object operationKind) {
+        return fromFields(descriptors, nixlMetadata, notificationKey, operationKind);
+    }
+
+    private static RdmaMetadata fromFields(Object descriptors, Object nixlMetadata, Object notificationKey,
+            Object operationKind) {
+        if (descriptors == null) {
+            throw new InvalidMetadataException("descriptors", "is required");
+        }
+        if (!(descriptors instanceof List<?> list)) {
+            // Jackson may hand us already-bound descriptors; anything else is malformed.
+            throw new InvalidMetadataException("descriptors", "must be an array, was " + WireValues.describe(descriptors));
+        }
+        List<SerializedDescriptor> parsed = new ArrayList<>(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            Object item = list.get(i);
+            parsed.add(item instanceof SerializedDescriptor sd ? sd : SerializedDescriptor.fromMap(item, "descriptors[" + i + "]."));
+        }
+        String metadata = WireValues.requireString(required(nixlMetadata, "nixl_metadata"), "nixl_metadata");
+        String key = WireValues.requireString(required(notificationKey, "notification_key"), "notification_key");
+        long kind = WireValues.requireLong(required(operationKind, "operation_kind"), "operation_kind");
+        if (kind != OperationKind.READ.value() && kind != OperationKind.WRITE.value()) {
+            throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + kind);
+        }
+        return new RdmaMetadata(parsed, metadata, key, OperationKind.fromValue((int) kind));
+    }
+
+    private static Object required(Object value, String field) {
+        if (value == null) {
+            throw new InvalidMetadataException(field, "is required");
+        }
+        return value;
+    }
+
+    /**
+     * Parses a document as a Python Dynamo worker sends it.
+     *
+     * @throws InvalidMetadataException if it is not JSON or breaks a rule; the message names the field
+     */
+    public static RdmaMetadata fromJson(String json) {
+        if (json == null) {
+            throw new InvalidMetadataException("(document)", "is null");
+        }
+        Object tree;
+        try {
+            tree = Json.MAPPER.readValue(json, Object.class);
+        } catch (JacksonException e) {
+            throw new InvalidMetadataException("(document)", "is not valid JSON: " + e.getOriginalMessage(), e);
+        }
+        if (!(tree instanceof Map<?, ?> map)) {
+            throw new InvalidMetadataException("(document)", "must be a JSON object, was " + WireValues.describe(tree));
+        }
+        WireValues.refuseUnknownFields(map, FIELDS, "");
+        return fromFields(map.get("descriptors"), map.get("nixl_metadata"), map.get("notification_key"),
+                map.get("operation_kind"));
+    }
+
+    /** The compact JSON Python Dynamo writes, fields in its order. */
+    public String toJson() {
+        Map<String, Object> map = new LinkedHashMap<>();
+        List<Map<String, Object>> items = new ArrayList<>(descriptors.size());
+        for (SerializedDescriptor descriptor : descriptors) {
+            items.add(descriptor.toMap());
+        }
+        map.put("descriptors", items);
+        map.put("nixl_metadata", nixlMetadata);
+        map.put("notification_key", notificationKey);
+        map.put("operation_kind", operationKind.value());
+        return Json.MAPPER.writeValueAsString(map);
+    }
+
+    @JsonProperty("descriptors")
+    public List<SerializedDescriptor> descriptors() {
+        return descriptors;
+    }
+
+    /** The encoded agent metadata, as it travels ({@code b64:…} or legacy hex). */
+    @JsonProperty("nixl_metadata")
+    public String nixlMetadata() {
+        return nixlMetadata;
+    }
+
+    @JsonProperty("notification_key")
+    public String notificationKey() {
+        return notificationKey;
+    }
+
+    public OperationKind operationKind() {
+        return operationKind;
+    }
+
+    @JsonProperty("operation_kind")
+    int operationKindValue() {
+        return operationKind.value();
+    }
+
+    /** The passive agent's metadata, decoded (a fresh copy). */
+    public byte[] decodeNixlMetadata() {
+        return decodedNixlMetadata.clone();
+    }
+
+    /** Total bytes over all descriptors. */
+    public long totalSize() {
+        long total = 0;
+        for (SerializedDescriptor descriptor : descriptors) {
+            total = Math.addExact(total, descriptor.size());
+        }
+        return total;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof RdmaMetadata that && descriptors.equals(that.descriptors)
+                && nixlMetadata.equals(that.nixlMetadata) && notificationKey.equals(that.notificationKey)
+                && operationKind == that.operationKind;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(descriptors, nixlMetadata, notificationKey, operationKind);
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaMetadata[kind=" + operationKind + ", descriptors=" + descriptors + ", notificationKey="
+                + notificationKey + ", nixlMetadata=" + nixlMetadata.length() + " chars]";
+    }
+}

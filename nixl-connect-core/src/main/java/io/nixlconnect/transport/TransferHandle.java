@@ -1,0 +1,23 @@
+package io.nixlconnect.transport;
+
+import java.util.concurrent.CompletableFuture;
+
+/** A posted transfer. */
+public interface TransferHandle {
+
+    /** Current state. */
+    TransferState state();
+
+    /**
+     * Completes normally when the data has landed and the notification was delivered; exceptionally
+     * with a {@link TransportException} on error. Never completes for a cancelled transfer's caller in
+     * any other way than exceptionally.
+     */
+    CompletableFuture<Void> completion();
+
+    /**
+     * Stops the transfer and releases its resources. When this returns, the backend no longer touches
+     * the local memory of the transfer. Does nothing once the transfer has ended.
+     */
+    void cancel();
+}

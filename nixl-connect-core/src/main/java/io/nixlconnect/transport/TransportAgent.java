@@ -1,0 +1,68 @@
+package io.nixlconnect.transport;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One transport endpoint: registers local memory, publishes metadata, loads peers and moves bytes.
+ *
+ * <p>Reference counting of registrations and remote agents is the caller's business (the connector
+ * caches both); an agent simply does what it is told, and releases everything on {@link #close()}.
+ */
+public interface TransportAgent extends AutoCloseable {
+
+    /** The agent's name, unique among the peers it talks to. */
+    String name();
+
+    /** Details for health reports: endpoint, plugins, counters. Never null. */
+    Map<String, Object> details();
+
+    /** Whether the agent is alive and able to serve peers (its listener runs, its progress thread runs). */
+    boolean isServing();
+
+    /**
+     * Registers a region of local memory with the transport.
+     *
+     * @throws TransportException if the backend refuses the region (memory type unsupported, not pinnable)
+     */
+    MemoryRegistration registerMemory(MemoryRegion region);
+
+    /**
+     * This agent's metadata, as a peer needs it to reach this agent and the memory registered with
+     * it. The raw bytes: the caller compresses and encodes them for the wire.
+     */
+    byte[] localMetadata();
+
+    /**
+     * Loads a peer from its metadata, so transfers can target it.
+     *
+     * @return the peer's agent name, as {@link #postTransfer} takes it
+     * @throws TransportException if the metadata is not this backend's or is malformed
+     */
+    String loadRemoteAgent(byte[] metadata);
+
+    /** Forgets a peer loaded with {@link #loadRemoteAgent}. Unknown names are ignored. */
+    void unloadRemoteAgent(String remoteAgentName);
+
+    /**
+     * Posts one transfer of descriptor-list pairs; {@code local.get(i)} pairs with {@code remote.get(i)}
+     * and both have the same length. On success the peer receives {@code notification}, after the
+     * data has landed.
+     *
+     * @throws TransportException if the request cannot even be posted (unknown peer, unregistered memory)
+     */
+    TransferHandle postTransfer(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
+            List<MemoryRegion> remote, byte[] notification);
+
+    /**
+     * Opens a passive window: the listed regions become reachable by peers for {@code access}, and the
+     * window's {@link PassiveWindow#notified()} completes when a peer sends {@code notification}.
+     * Backends that cannot restrict remote access (NIXL exposes every registered region) still dispatch
+     * the notification. Closing the window makes the regions unreachable again.
+     */
+    PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification);
+
+    /** Closes every window and transfer, deregisters all memory, unloads all peers. Idempotent. */
+    @Override
+    void close();
+}
