@@ -1,0 +1,128 @@
+package io.nixlconnect;
+
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.TransferHandle;
+import io.nixlconnect.transport.TransferOp;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * The side that moves the bytes: it loads the peer from the {@link RdmaMetadata}, posts one transfer for
+ * all descriptor pairs with the peer's notification key, and completes when the transfer is done.
+ * Status: IN_PROGRESS, then COMPLETE, ERRORED (failure or the operation timeout) or CANCELLED.
+ */
+public abstract sealed class ActiveOperation extends AbstractOperation permits ReadOperation, WriteOperation {
+
+    private final RdmaMetadata remoteMetadata;
+    private volatile Remote remote;
+    private volatile TransferHandle handle;
+    private volatile ScheduledFuture<?> timeout;
+
+    ActiveOperation(Connector connector, OperationKind kind, RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
+        super(connector, kind, checkPairs(kind, remoteMetadata, localDescriptors), remoteMetadata.notificationKey());
+        this.remoteMetadata = remoteMetadata;
+    }
+
+    private static List<Descriptor> checkPairs(OperationKind kind, RdmaMetadata remote, List<Descriptor> local) {
+        if (remote == null) {
+            throw new IllegalArgumentException("Argument `remote_metadata` must be `RdmaMetadata`, was null.");
+        }
+        if (remote.operationKind() != kind) {
+            throw new IllegalArgumentException(kind == OperationKind.READ
+                    ? "Cannot create a `ReadOperation` to read from a remote `WritableOperation` (metadata kind is WRITE)."
+                    : "Cannot create a `WriteOperation` to write to a remote `ReadableOperation` (metadata kind is READ).");
+        }
+        checkLocal(local);
+        List<SerializedDescriptor> remoteDescriptors = remote.descriptors();
+        if (local.size() != remoteDescriptors.size()) {
+            if (local.size() == 1 || remoteDescriptors.size() == 1) {
+                throw new IllegalArgumentException(
+                        "Both `local_descriptors` and `remote_descriptors` must be either lists or single descriptors. "
+                                + local.size() + " != " + remoteDescriptors.size() + ".");
+            }
+            throw new IllegalArgumentException(
+                    "When `local_descriptors` and `remote_descriptors` are lists, they must have the same length. "
+                            + local.size() + " != " + remoteDescriptors.size() + ".");
+        }
+        if (local.size() == 1 && local.get(0).size() != remoteDescriptors.get(0).size()) {
+            throw new IllegalArgumentException("Local and remote descriptors must be the same size. "
+                    + local.get(0).size() + " != " + remoteDescriptors.get(0).size() + ".");
+        }
+        for (int i = 0; i < local.size(); i++) {
+            if (local.get(i).size() != remoteDescriptors.get(i).size()) {
+                throw new IllegalArgumentException("Descriptor length mismatch: `local_descriptors` and "
+                        + "`remote_descriptors` descriptor at " + i + " must have the same size. " + local.get(i).size()
+                        + " != " + remoteDescriptors.get(i).size() + ".");
+            }
+        }
+        DeviceKind remoteKind = remoteDescriptors.get(0).toDevice().kind();
+        for (SerializedDescriptor descriptor : remoteDescriptors) {
+            if (descriptor.toDevice().kind() != remoteKind) {
+                throw new IllegalArgumentException("All remote descriptors must have the same memory type.");
+            }
+        }
+        return local;
+    }
+
+    /** Registers, loads the peer, posts the transfer and arms the timeout. Called once by the connector. */
+    final void start() {
+        acquireLocal();
+        try {
+            remote = new Remote(connection, remoteMetadata.decodeNixlMetadata());
+            List<MemoryRegion> local = new ArrayList<>();
+            List<MemoryRegion> peer = new ArrayList<>();
+            for (int i = 0; i < localDescriptors().size(); i++) {
+                local.add(localDescriptors().get(i).region());
+                peer.add(Descriptor.fromSerialized(remoteMetadata.descriptors().get(i)).region());
+            }
+            TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
+            setStatus(OperationStatus.IN_PROGRESS);
+            handle = connection.agent().postTransfer(op, local, remote.name(), peer,
+                    notificationKey().getBytes(StandardCharsets.UTF_8));
+        } catch (RuntimeException e) {
+            finish(OperationStatus.ERRORED, e);
+            throw e;
+        }
+        Duration limit = connector.options().operationTimeout();
+        timeout = connector.schedule(() -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
+                OperationStatus.ERRORED, getClass().getSimpleName() + " did not complete within the operation timeout of "
+                        + limit + " (peer '" + remote.name() + "')")), limit);
+        if (status().isTerminal()) {
+            timeout.cancel(false); // ended before the timer was armed
+        }
+        handle.completion().whenComplete((ignored, error) -> finish(
+                error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+    }
+
+    /** The peer's metadata this operation targets. */
+    public final RdmaMetadata remoteMetadata() {
+        return remoteMetadata;
+    }
+
+    /**
+     * Stops the transfer. When this returns the transport no longer touches the local buffers. Does
+     * nothing once the operation has ended.
+     */
+    public final void cancel() {
+        finish(OperationStatus.CANCELLED, null);
+    }
+
+    @Override
+    final void releaseTransport() {
+        ScheduledFuture<?> armed = timeout;
+        if (armed != null) {
+            armed.cancel(false);
+        }
+        TransferHandle posted = handle;
+        if (posted != null) {
+            posted.cancel();
+        }
+        Remote loaded = remote;
+        if (loaded != null) {
+            loaded.close();
+        }
+    }
+}

@@ -1,0 +1,383 @@
+package io.nixlconnect;
+
+import io.nixlconnect.transport.Transport;
+import io.nixlconnect.transport.TransportAgent;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Entry point: creates passive operations that publish local buffers ({@link #createReadable},
+ * {@link #createWritable}) and active operations that move bytes to or from a peer's published buffers
+ * ({@link #beginRead}, {@link #beginWrite}).
+ *
+ * <p>A connector owns one transport agent (its default {@link Connection}), created at construction and
+ * reused for every operation; memory registrations and loaded peers are cached and released
+ * deterministically. Thread-safe. Closing it cancels what is in flight and releases everything.
+ *
+ * <pre>{@code
+ * try (Connector connector = new Connector("producer");
+ *      Descriptor tensor = new Descriptor(bytes);
+ *      ReadableOperation readable = connector.createReadable(tensor)) {
+ *     send(readable.metadata().toJson());   // to the peer, by any means
+ *     readable.waitForCompletion();          // returns once the peer has read it
+ * }
+ * }</pre>
+ */
+public final class Connector implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Connector.class);
+    private static final AtomicInteger SCHEDULER_IDS = new AtomicInteger();
+
+    private final ConnectorOptions options;
+    private final String workerId;
+    private final Transport transport;
+    private final Connection defaultConnection;
+    private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    private final Set<AbstractOperation> inFlight = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger inFlightCount = new AtomicInteger();
+    private final List<OperationListener> listeners = new CopyOnWriteArrayList<>();
+    private final ScheduledThreadPoolExecutor scheduler;
+    private volatile boolean accepting = true;
+    private volatile boolean closed;
+    private volatile String hostname;
+
+    /** A connector with a random worker id and default options. */
+    public Connector() {
+        this(ConnectorOptions.builder().build());
+    }
+
+    /** A connector named {@code workerId} ({@code null}: a new UUID without dashes) with default options. */
+    public Connector(String workerId) {
+        this(ConnectorOptions.builder().workerId(workerId).build());
+    }
+
+    /** A connector with the given options; starts its transport agent. */
+    public Connector(ConnectorOptions options) {
+        if (options == null) {
+            throw new IllegalArgumentException("Argument `options` must not be null.");
+        }
+        this.options = options;
+        this.workerId = options.workerId() != null ? options.workerId() : UUID.randomUUID().toString().replace("-", "");
+        int id = SCHEDULER_IDS.incrementAndGet();
+        this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "nixl-connect-timer-" + id);
+            thread.setDaemon(true);
+            return thread;
+        });
+        scheduler.setRemoveOnCancelPolicy(true);
+        Transport opened = null;
+        try {
+            opened = Transports.open(options);
+            this.transport = opened;
+            this.defaultConnection = new Connection(this, 1);
+            connections.add(defaultConnection);
+            defaultConnection.initialize();
+        } catch (RuntimeException e) {
+            if (opened != null) {
+                opened.close();
+            }
+            scheduler.shutdownNow();
+            throw e;
+        }
+        log.info("nixl-connect connector '{}' started on the {} transport", workerId, transport.name());
+    }
+
+    /** The worker id. */
+    public String name() {
+        return workerId;
+    }
+
+    /** This host's name. */
+    public String hostname() {
+        String name = hostname;
+        if (name == null) {
+            try {
+                name = InetAddress.getLocalHost().getHostName();
+            } catch (UnknownHostException e) {
+                name = System.getenv().getOrDefault("HOSTNAME", "localhost");
+            }
+            hostname = name;
+        }
+        return name;
+    }
+
+    public ConnectorOptions options() {
+        return options;
+    }
+
+    /** The transport in use: {@code embedded} or {@code nixl}. */
+    public String backendName() {
+        return transport.name();
+    }
+
+    /** The connection every operation of this connector uses. */
+    public Connection defaultConnection() {
+        return defaultConnection;
+    }
+
+    /** Does nothing: a connector is ready once constructed. Kept for parity with Python Dynamo. */
+    @Deprecated
+    public void initialize() {
+    }
+
+    /** Publishes local buffers for a peer to read; send the operation's {@link ReadableOperation#metadata()} to it. */
+    public ReadableOperation createReadable(Descriptor... localDescriptors) {
+        return createReadable(asList(localDescriptors));
+    }
+
+    public ReadableOperation createReadable(List<Descriptor> localDescriptors) {
+        return register(() -> new ReadableOperation(this, localDescriptors));
+    }
+
+    /** Publishes local buffers for a peer to write into. */
+    public WritableOperation createWritable(Descriptor... localDescriptors) {
+        return createWritable(asList(localDescriptors));
+    }
+
+    public WritableOperation createWritable(List<Descriptor> localDescriptors) {
+        return register(() -> new WritableOperation(this, localDescriptors));
+    }
+
+    /** Starts reading a peer's readable buffers into local ones (same count, pairwise same sizes). */
+    public ReadOperation beginRead(RdmaMetadata remoteMetadata, Descriptor... localDescriptors) {
+        return beginRead(remoteMetadata, asList(localDescriptors));
+    }
+
+    public ReadOperation beginRead(RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
+        ReadOperation operation = register(() -> new ReadOperation(this, remoteMetadata, localDescriptors));
+        startActive(operation);
+        return operation;
+    }
+
+    /** Starts writing local buffers into a peer's writable buffers (same count, pairwise same sizes). */
+    public WriteOperation beginWrite(List<Descriptor> localDescriptors, RdmaMetadata remoteMetadata) {
+        WriteOperation operation = register(() -> new WriteOperation(this, localDescriptors, remoteMetadata));
+        startActive(operation);
+        return operation;
+    }
+
+    public WriteOperation beginWrite(Descriptor localDescriptor, RdmaMetadata remoteMetadata) {
+        return beginWrite(asList(new Descriptor[] {localDescriptor}), remoteMetadata);
+    }
+
+    private static List<Descriptor> asList(Descriptor[] descriptors) {
+        if (descriptors == null) {
+            return null;
+        }
+        return Arrays.asList(descriptors);
+    }
+
+    private void startActive(ActiveOperation operation) {
+        operation.start();
+    }
+
+    private interface OperationFactory<T extends AbstractOperation> {
+        T create();
+    }
+
+    /** Counts the operation in flight (refusing it when closing or over the limit), then creates it. */
+    private <T extends AbstractOperation> T register(OperationFactory<T> factory) {
+        if (!accepting) {
+            throw new IllegalStateException("Connector '" + workerId + "' is " + (closed ? "closed" : "shutting down")
+                    + "; no new operations are accepted");
+        }
+        int count = inFlightCount.incrementAndGet();
+        if (count > options.maxInFlightOperations()) {
+            inFlightCount.decrementAndGet();
+            throw new IllegalStateException("Too many operations in flight: " + (count - 1) + " of at most "
+                    + options.maxInFlightOperations() + " (maxInFlightOperations); wait for some to finish");
+        }
+        T operation;
+        try {
+            operation = factory.create();
+        } catch (RuntimeException | Error e) {
+            inFlightCount.decrementAndGet();
+            throw e;
+        }
+        inFlight.add(operation);
+        if (operation.tracking.compareAndSet(AbstractOperation.NEW, AbstractOperation.COUNTED)) {
+            notifyListeners(operation, true);
+        } else {
+            // It ended before we counted it: settle its books here, as operationEnded left them to us.
+            inFlight.remove(operation);
+            inFlightCount.decrementAndGet();
+            notifyListeners(operation, true);
+            notifyListeners(operation, false);
+        }
+        if (!accepting) {
+            operation.close(); // raced with close(): nothing may outlive the connector
+        }
+        return operation;
+    }
+
+    /** Called exactly once per operation when it reaches a terminal status. */
+    void operationEnded(AbstractOperation operation) {
+        if (operation.tracking.getAndSet(AbstractOperation.ENDED) == AbstractOperation.COUNTED) {
+            inFlight.remove(operation);
+            inFlightCount.decrementAndGet();
+            notifyListeners(operation, false);
+        }
+    }
+
+    private void notifyListeners(AbstractOperation operation, boolean started) {
+        for (OperationListener listener : listeners) {
+            try {
+                if (started) {
+                    listener.operationStarted(operation);
+                } else {
+                    listener.operationFinished(operation);
+                }
+            } catch (RuntimeException e) {
+                log.warn("OperationListener {} failed", listener, e);
+            }
+        }
+    }
+
+    public void addListener(OperationListener listener) {
+        listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+    }
+
+    public void removeListener(OperationListener listener) {
+        listeners.remove(listener);
+    }
+
+    /** Operations created and not yet ended. */
+    public int inFlightOperations() {
+        return Math.max(0, inFlightCount.get());
+    }
+
+    /** Bytes of local memory registered with the transport, over all connections. */
+    public long registeredBytes() {
+        long total = 0;
+        for (Connection connection : connections) {
+            total += connection.registeredBytes();
+        }
+        return total;
+    }
+
+    /** Peers loaded, over all connections. */
+    public int remoteAgentCount() {
+        int total = 0;
+        for (Connection connection : connections) {
+            total += connection.remoteAgentCount();
+        }
+        return total;
+    }
+
+    /** Whether the transport is up and serving peers. */
+    public boolean isServing() {
+        return !closed && defaultConnection.isServing();
+    }
+
+    /** Whether new operations are accepted (false once shutdown or close has begun). */
+    public boolean isAccepting() {
+        return accepting;
+    }
+
+    /** Transport details for health reports: backend, agent name, endpoint or plugins. */
+    public Map<String, Object> transportDetails() {
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("backend", transport.name());
+        details.put("agent", defaultConnection.name());
+        if (!closed) {
+            details.putAll(defaultConnection.agent().details());
+        }
+        return details;
+    }
+
+    ScheduledFuture<?> schedule(Runnable task, Duration delay) {
+        return scheduler.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    TransportAgent createAgent(Connection connection) {
+        if (closed) {
+            throw new IllegalStateException("Connector '" + workerId + "' is closed");
+        }
+        if (connection != defaultConnection && defaultConnection != null) {
+            connections.add(connection);
+        }
+        return transport.createAgent(connection.name());
+    }
+
+    void connectionClosed(Connection connection) {
+        if (connection != defaultConnection) {
+            connections.remove(connection);
+        }
+    }
+
+    /**
+     * Stops accepting operations, gives those in flight up to {@code grace} to end, then {@link #close()}s.
+     *
+     * @return whether every operation ended within the grace period
+     */
+    public boolean shutdown(Duration grace) {
+        accepting = false;
+        List<CompletableFuture<Void>> pending = new ArrayList<>();
+        for (AbstractOperation operation : inFlight) {
+            pending.add(operation.completion().exceptionally(error -> null));
+        }
+        boolean drained = true;
+        try {
+            CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(grace.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            drained = false;
+            log.warn("Connector '{}': {} operation(s) still in flight after {}; cancelling them", workerId,
+                    inFlightOperations(), grace);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            drained = false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            // cannot happen: failures were mapped to null above
+        }
+        close();
+        return drained;
+    }
+
+    /** Cancels every operation in flight, closes the agents (releasing all registrations) and the transport. Idempotent. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            accepting = false;
+            closed = true;
+        }
+        for (AbstractOperation operation : List.copyOf(inFlight)) {
+            try {
+                operation.close();
+            } catch (RuntimeException e) {
+                log.warn("Closing {} failed", operation, e);
+            }
+        }
+        for (Connection connection : List.copyOf(connections)) {
+            connection.close();
+        }
+        transport.close();
+        scheduler.shutdownNow();
+        log.info("nixl-connect connector '{}' closed", workerId);
+    }
+
+    @Override
+    public String toString() {
+        return "Connector[name=" + workerId + ", backend=" + transport.name() + "]";
+    }
+}

@@ -1,0 +1,277 @@
+package io.nixlconnect;
+
+import com.sun.jna.Memory;
+import io.nixlconnect.internal.NativeMemory;
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.MemoryType;
+import java.nio.ByteBuffer;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A buffer that takes part in transfers: where it is ({@link #device()}), its address ({@link #ptr()})
+ * and length ({@link #size()}).
+ *
+ * <p>Local descriptors come from a direct {@link ByteBuffer}, from a {@code byte[]} (copied into memory
+ * the descriptor owns, readable back with {@link #toByteArray()}), from {@link #allocate(long)}, or from a
+ * raw address. Remote descriptors come from {@link #fromSerialized(SerializedDescriptor)} and describe a
+ * peer's memory: they can be named in transfers but never registered here.
+ *
+ * <p>Registration with a connector happens automatically when the descriptor is handed to an operation;
+ * {@link #registerMemory(Connector)} registers it ahead of time (and keeps it registered until
+ * {@link #close()}), which saves the registration cost when a buffer is reused for many transfers.
+ * A descriptor in use by a live operation cannot be closed.
+ */
+public final class Descriptor implements AutoCloseable {
+
+    private final Device device;
+    private final long ptr;
+    private final long size;
+    private final boolean remote;
+    @SuppressWarnings("unused") // keeps the caller's buffer reachable while we hold its address
+    private final Object ref;
+    private Memory owned;
+    private final AtomicInteger liveUses = new AtomicInteger();
+    private final Map<Connection, RegistrationCache.Lease> registrations = new IdentityHashMap<>();
+    private SerializedDescriptor serialized;
+    private boolean closed;
+
+    /**
+     * Describes the remaining bytes of a direct buffer ({@code position} to {@code limit}). The buffer is
+     * kept reachable for as long as the descriptor is.
+     */
+    public Descriptor(ByteBuffer buffer) {
+        this(addressOf(buffer), buffer.remaining(), Device.CPU, buffer, false);
+    }
+
+    /** Copies {@code data} into memory this descriptor owns and frees on {@link #close()}. */
+    public Descriptor(byte[] data) {
+        this(ownedCopy(data), data.length);
+    }
+
+    private Descriptor(Memory memory, long size) {
+        this(com.sun.jna.Pointer.nativeValue(memory), size, Device.CPU, memory, false);
+        this.owned = memory;
+    }
+
+    /**
+     * Describes memory at a raw address. {@code ref} (may be null) is kept reachable for as long as the
+     * descriptor is: pass the object that owns the memory.
+     */
+    public Descriptor(long ptr, long size, Device device, Object ref) {
+        this(ptr, size, device, ref, false);
+    }
+
+    /** As {@link #Descriptor(long, long, Device, Object)}, with the device as a string ({@code cpu}, {@code cuda:1}, …). */
+    public Descriptor(long ptr, long size, String device, Object ref) {
+        this(ptr, size, Device.of(device), ref, false);
+    }
+
+    private Descriptor(long ptr, long size, Device device, Object ref, boolean remote) {
+        if (device == null) {
+            throw new IllegalArgumentException("Argument `device` must not be null.");
+        }
+        if (ptr == 0) {
+            throw new IllegalArgumentException("Argument `ptr` cannot be zero (aka `null`).");
+        }
+        if (size < 0) {
+            throw new IllegalArgumentException("Argument `size` must be >= 0, was " + size + ".");
+        }
+        this.ptr = ptr;
+        this.size = size;
+        this.device = device;
+        this.ref = ref;
+        this.remote = remote;
+    }
+
+    /** Allocates {@code size} zeroed bytes of host memory that this descriptor owns (sizes beyond 2 GiB too). */
+    public static Descriptor allocate(long size) {
+        if (size < 0) {
+            throw new IllegalArgumentException("Argument `size` must be >= 0, was " + size + ".");
+        }
+        return new Descriptor(NativeMemory.allocate(size), size);
+    }
+
+    /** A descriptor of a peer's buffer, as its {@link RdmaMetadata} lists it. */
+    public static Descriptor fromSerialized(SerializedDescriptor serialized) {
+        if (serialized == null) {
+            throw new IllegalArgumentException("Argument `serialized` must not be null.");
+        }
+        return new Descriptor(serialized.ptr(), serialized.size(), serialized.toDevice(), null, true);
+    }
+
+    private static long addressOf(ByteBuffer buffer) {
+        if (buffer == null) {
+            throw new IllegalArgumentException("Argument `buffer` must not be null.");
+        }
+        if (!buffer.isDirect()) {
+            throw new IllegalArgumentException(
+                    "ByteBuffer must be direct (ByteBuffer.allocateDirect): a heap buffer can move in memory");
+        }
+        return NativeMemory.addressOf(buffer) + buffer.position();
+    }
+
+    private static Memory ownedCopy(byte[] data) {
+        if (data == null) {
+            throw new IllegalArgumentException("Argument `data` cannot be null.");
+        }
+        Memory memory = NativeMemory.allocate(data.length);
+        NativeMemory.copyIn(data, com.sun.jna.Pointer.nativeValue(memory));
+        return memory;
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    /** Address of the first byte. */
+    public long ptr() {
+        return ptr;
+    }
+
+    /** Length in bytes. */
+    public long size() {
+        return size;
+    }
+
+    /** Whether this describes a peer's memory (from {@link #fromSerialized}). */
+    public boolean isRemote() {
+        return remote;
+    }
+
+    /** This descriptor as {@link RdmaMetadata} lists it. */
+    public synchronized SerializedDescriptor metadata() {
+        if (serialized == null) {
+            serialized = new SerializedDescriptor(device.toString(), ptr, size);
+        }
+        return serialized;
+    }
+
+    /**
+     * Registers this memory with the connector's transport and keeps it registered until {@link #close()}
+     * (or the connector closes). Idempotent.
+     */
+    public void registerMemory(Connector connector) {
+        if (connector == null) {
+            throw new IllegalArgumentException("Argument `connector` must not be null.");
+        }
+        Connection connection = connector.defaultConnection();
+        synchronized (this) {
+            ensureLocal("register");
+            ensureOpen();
+            if (!registrations.containsKey(connection)) {
+                registrations.put(connection, connection.registrations().acquire(region()));
+            }
+        }
+    }
+
+    /** Whether this descriptor holds its own registration with the connector (see {@link #registerMemory}). */
+    public synchronized boolean isRegistered(Connector connector) {
+        return registrations.containsKey(connector.defaultConnection());
+    }
+
+    /**
+     * A copy of this host buffer's bytes.
+     *
+     * @throws IllegalStateException for GPU or remote memory, or buffers over 2 GiB
+     */
+    public byte[] toByteArray() {
+        checkHostReadable();
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("Descriptor of " + size + " bytes does not fit a byte[]; use asByteBuffer(offset, length)");
+        }
+        return NativeMemory.copyOut(ptr, (int) size);
+    }
+
+    /** A direct view of {@code length} bytes at {@code offset} of this host buffer; no copy. */
+    public ByteBuffer asByteBuffer(long offset, int length) {
+        checkHostReadable();
+        if (offset < 0 || length < 0 || offset > size - length) {
+            throw new IndexOutOfBoundsException("range [" + offset + ", " + offset + "+" + length + ") outside descriptor of " + size + " bytes");
+        }
+        return NativeMemory.view(ptr + offset, length);
+    }
+
+    /** A direct view of the whole host buffer; no copy. Buffers over 2 GiB need {@link #asByteBuffer(long, int)}. */
+    public ByteBuffer asByteBuffer() {
+        if (size > Integer.MAX_VALUE) {
+            throw new IllegalStateException("Descriptor of " + size + " bytes exceeds one ByteBuffer; use asByteBuffer(offset, length)");
+        }
+        return asByteBuffer(0, (int) size);
+    }
+
+    private synchronized void checkHostReadable() {
+        ensureLocal("read");
+        ensureOpen();
+        if (device.isCuda()) {
+            throw new IllegalStateException("Descriptor is GPU memory (" + device + "); copy it to the host first");
+        }
+    }
+
+    /**
+     * Deregisters this descriptor's own registrations and frees memory it owns.
+     *
+     * @throws IllegalStateException while a live operation uses the descriptor
+     */
+    @Override
+    public void close() {
+        Map<Connection, RegistrationCache.Lease> toRelease;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            if (liveUses.get() > 0) {
+                throw new IllegalStateException("Descriptor " + this + " is still in use by " + liveUses.get()
+                        + " live operation(s); close or wait for them first");
+            }
+            closed = true;
+            toRelease = new IdentityHashMap<>(registrations);
+            registrations.clear();
+        }
+        toRelease.values().forEach(RegistrationCache.Lease::release);
+        if (owned != null) {
+            owned.close();
+            owned = null;
+        }
+    }
+
+    // --- used by operations -------------------------------------------------------------------------
+
+    MemoryRegion region() {
+        return new MemoryRegion(ptr, size, device.isCuda() ? MemoryType.VRAM : MemoryType.DRAM, device.id());
+    }
+
+    /** Marks the descriptor as used by a live operation; refused once closed or for remote memory. */
+    synchronized void acquireUse() {
+        ensureLocal("transfer into or out of");
+        ensureOpen();
+        liveUses.incrementAndGet();
+    }
+
+    void releaseUse() {
+        liveUses.decrementAndGet();
+    }
+
+    synchronized void forgetRegistration(Connection connection) {
+        registrations.remove(connection);
+    }
+
+    private void ensureLocal(String action) {
+        if (remote) {
+            throw new IllegalStateException("Cannot " + action + " a remote descriptor (" + this
+                    + "): it describes a peer's memory");
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("Descriptor " + this + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ptr=0x" + Long.toHexString(ptr) + ", size=" + size + ", device=" + device;
+    }
+}

@@ -1,0 +1,75 @@
+package io.nixlconnect;
+
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.TransferOp;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
+ * notification arrives, after the peer's transfer has landed. Status: INITIALIZED while waiting, then
+ * COMPLETE, CANCELLED (closed first) or ERRORED (passive timeout).
+ */
+public abstract sealed class PassiveOperation extends AbstractOperation permits ReadableOperation, WritableOperation {
+
+    private final PassiveWindow window;
+    private final ScheduledFuture<?> timeout;
+    private RdmaMetadata metadata;
+
+    PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors) {
+        super(connector, kind, checkLocal(localDescriptors), UUID.randomUUID().toString());
+        acquireLocal();
+        List<MemoryRegion> regions = new ArrayList<>(localDescriptors.size());
+        for (Descriptor descriptor : localDescriptors) {
+            regions.add(descriptor.region());
+        }
+        TransferOp access = kind == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
+        PassiveWindow opened;
+        try {
+            opened = connection.agent().openWindow(access, regions, notificationKey().getBytes(StandardCharsets.UTF_8));
+        } catch (RuntimeException e) {
+            finish(OperationStatus.ERRORED, e);
+            throw e;
+        }
+        this.window = opened;
+        setStatus(OperationStatus.INITIALIZED);
+        Duration passiveTimeout = connector.options().passiveTimeout();
+        this.timeout = passiveTimeout == null ? null : connector.schedule(() -> finish(OperationStatus.ERRORED,
+                new TransferTimeoutException(OperationStatus.ERRORED, getClass().getSimpleName()
+                        + " was not completed by a peer within the passive timeout of " + passiveTimeout)),
+                passiveTimeout);
+        window.notified().whenComplete((ignored, error) -> finish(
+                error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+    }
+
+    /**
+     * What the peer needs: this side's descriptors, agent metadata ({@code b64:} + zlib), the notification
+     * key and the kind. Send it as JSON ({@link RdmaMetadata#toJson()} or any Jackson mapper).
+     */
+    public final synchronized RdmaMetadata metadata() {
+        if (metadata == null) {
+            List<SerializedDescriptor> descriptors = new ArrayList<>();
+            for (Descriptor descriptor : localDescriptors()) {
+                descriptors.add(descriptor.metadata());
+            }
+            metadata = RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind());
+        }
+        return metadata;
+    }
+
+    @Override
+    final void releaseTransport() {
+        if (timeout != null) {
+            timeout.cancel(false);
+        }
+        // The window may be null when opening it failed in the constructor.
+        if (window != null) {
+            window.close();
+        }
+    }
+}

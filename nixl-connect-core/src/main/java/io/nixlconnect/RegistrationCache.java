@@ -1,0 +1,106 @@
+package io.nixlconnect;
+
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.MemoryRegistration;
+import io.nixlconnect.transport.TransportAgent;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Reference-counted memory registrations of one agent: a region registered by several operations (or
+ * held by its descriptor) is registered once and deregistered when the last holder lets go.
+ */
+final class RegistrationCache {
+
+    private final TransportAgent agent;
+    private final Map<MemoryRegion, Entry> entries = new HashMap<>();
+    private long registeredBytes;
+
+    RegistrationCache(TransportAgent agent) {
+        this.agent = agent;
+    }
+
+    Lease acquire(MemoryRegion region) {
+        synchronized (this) {
+            Entry entry = entries.get(region);
+            if (entry != null) {
+                entry.holders++;
+                return new Lease(region);
+            }
+        }
+        // Registration can be slow (NIXL pins pages); do it outside the lock, then reconcile.
+        MemoryRegistration registration = agent.registerMemory(region);
+        synchronized (this) {
+            Entry entry = entries.get(region);
+            if (entry != null) {
+                entry.holders++;
+            } else {
+                entries.put(region, new Entry(registration));
+                registeredBytes += region.length();
+                registration = null;
+            }
+        }
+        if (registration != null) {
+            registration.close(); // lost a race to an identical registration
+        }
+        return new Lease(region);
+    }
+
+    private void release(MemoryRegion region) {
+        MemoryRegistration toClose = null;
+        synchronized (this) {
+            Entry entry = entries.get(region);
+            if (entry != null && --entry.holders == 0) {
+                entries.remove(region);
+                registeredBytes -= region.length();
+                toClose = entry.registration;
+            }
+        }
+        if (toClose != null) {
+            toClose.close();
+        }
+    }
+
+    synchronized long registeredBytes() {
+        return registeredBytes;
+    }
+
+    synchronized int registeredRegions() {
+        return entries.size();
+    }
+
+    /** Forgets every registration; the agent's close deregisters them. */
+    synchronized void clear() {
+        entries.clear();
+        registeredBytes = 0;
+    }
+
+    private static final class Entry {
+        final MemoryRegistration registration;
+        int holders = 1;
+
+        Entry(MemoryRegistration registration) {
+            this.registration = registration;
+        }
+    }
+
+    /** One holder's claim on a registration. Releasing twice is harmless. */
+    final class Lease {
+        private final MemoryRegion region;
+        private boolean released;
+
+        private Lease(MemoryRegion region) {
+            this.region = region;
+        }
+
+        void release() {
+            synchronized (this) {
+                if (released) {
+                    return;
+                }
+                released = true;
+            }
+            RegistrationCache.this.release(region);
+        }
+    }
+}

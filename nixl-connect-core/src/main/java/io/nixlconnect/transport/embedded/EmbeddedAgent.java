@@ -1,0 +1,246 @@
+package io.nixlconnect.transport.embedded;
+
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.MemoryRegistration;
+import io.nixlconnect.transport.MemoryType;
+import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.TransferHandle;
+import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransportAgent;
+import io.nixlconnect.transport.TransportException;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** One embedded agent: registrations, windows by notification, peers by name, transfers in flight. */
+final class EmbeddedAgent implements TransportAgent {
+
+    private final EmbeddedTransport transport;
+    private final String name;
+    private final byte[] metadata;
+    private final AtomicLong registrationIds = new AtomicLong();
+    private final Map<Long, MemoryRegion> registered = new ConcurrentHashMap<>();
+    private final Map<String, EmbeddedMetadata> remotes = new ConcurrentHashMap<>();
+    private final List<EmbeddedWindow> windows = new CopyOnWriteArrayList<>();
+    private final Map<NotificationKey, EmbeddedWindow> windowsByNotification = new ConcurrentHashMap<>();
+    private final Set<EmbeddedTransfer> transfers = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    EmbeddedTransport transport() {
+        return transport;
+    }
+
+    EmbeddedAgent(EmbeddedTransport transport, String name, EmbeddedMetadata metadata) {
+        this.transport = transport;
+        this.name = name;
+        this.metadata = metadata.encode();
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public Map<String, Object> details() {
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("endpoint", transport.endpoint());
+        details.put("registeredRegions", registered.size());
+        details.put("openWindows", windows.size());
+        details.put("transfersInFlight", transfers.size());
+        details.put("remoteAgents", remotes.size());
+        return details;
+    }
+
+    @Override
+    public boolean isServing() {
+        return !closed && transport.isServing();
+    }
+
+    @Override
+    public MemoryRegistration registerMemory(MemoryRegion region) {
+        ensureOpen();
+        if (region.type() != MemoryType.DRAM) {
+            throw new TransportException("The embedded transport moves host memory only; " + region.type()
+                    + " memory (GPU " + region.deviceId() + ") needs GPU staging, which is not available");
+        }
+        long id = registrationIds.incrementAndGet();
+        registered.put(id, region);
+        return new MemoryRegistration() {
+            @Override
+            public MemoryRegion region() {
+                return region;
+            }
+
+            @Override
+            public void close() {
+                registered.remove(id);
+            }
+        };
+    }
+
+    @Override
+    public byte[] localMetadata() {
+        ensureOpen();
+        return metadata.clone();
+    }
+
+    @Override
+    public String loadRemoteAgent(byte[] peerMetadata) {
+        ensureOpen();
+        EmbeddedMetadata peer = EmbeddedMetadata.decode(peerMetadata);
+        remotes.put(peer.agent(), peer); // a changed peer replaces its old entry
+        return peer.agent();
+    }
+
+    @Override
+    public void unloadRemoteAgent(String remoteAgentName) {
+        remotes.remove(remoteAgentName);
+    }
+
+    @Override
+    public TransferHandle postTransfer(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
+            List<MemoryRegion> remote, byte[] notification) {
+        ensureOpen();
+        EmbeddedMetadata peer = remotes.get(remoteAgentName);
+        if (peer == null) {
+            throw new TransportException("Remote agent '" + remoteAgentName + "' is not loaded on agent '" + name + "'");
+        }
+        if (local.size() != remote.size() || local.isEmpty()) {
+            throw new TransportException("Transfer needs equally long, non-empty local and remote lists (" + local.size()
+                    + " vs " + remote.size() + ")");
+        }
+        if (notification.length > Wire.MAX_NOTIFICATION) {
+            throw new TransportException("Notification of " + notification.length + " bytes exceeds "
+                    + Wire.MAX_NOTIFICATION);
+        }
+        for (int i = 0; i < local.size(); i++) {
+            MemoryRegion region = local.get(i);
+            if (region.length() != remote.get(i).length()) {
+                throw new TransportException("Descriptor " + i + ": local " + region.length() + " bytes vs remote "
+                        + remote.get(i).length());
+            }
+            if (!isRegistered(region)) {
+                throw new TransportException("Local region " + i + " (0x" + Long.toHexString(region.address()) + ", "
+                        + region.length() + " bytes) is not registered with agent '" + name + "'");
+            }
+        }
+        EmbeddedTransfer transfer = new EmbeddedTransfer(this, op, local, peer, remote, notification);
+        transfers.add(transfer);
+        transfer.completion().whenComplete((ignored, error) -> transfers.remove(transfer));
+        transport.submit(transfer);
+        return transfer;
+    }
+
+    private boolean isRegistered(MemoryRegion region) {
+        for (MemoryRegion known : registered.values()) {
+            if (known.type() == region.type() && known.contains(region.address(), region.length())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification) {
+        ensureOpen();
+        for (MemoryRegion region : regions) {
+            if (!isRegistered(region)) {
+                throw new TransportException("Region 0x" + Long.toHexString(region.address()) + " (" + region.length()
+                        + " bytes) is not registered with agent '" + name + "'");
+            }
+        }
+        NotificationKey key = new NotificationKey(notification);
+        EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key);
+        if (windowsByNotification.putIfAbsent(key, window) != null) {
+            throw new TransportException("A passive operation waiting for notification '" + key + "' is already open");
+        }
+        windows.add(window);
+        if (closed) {
+            window.close();
+        }
+        return window;
+    }
+
+    void windowClosed(EmbeddedWindow window) {
+        windows.remove(window);
+        windowsByNotification.remove(window.notification(), window);
+    }
+
+    /**
+     * Enters every window needed to serve the ranges with {@code access}, or none.
+     *
+     * @return the entered windows; {@code null} if some range lies outside every live window
+     */
+    List<EmbeddedWindow> enter(TransferOp access, long[] addresses, long[] lengths, SocketChannel channel) {
+        List<EmbeddedWindow> entered = new ArrayList<>();
+        for (int i = 0; i < addresses.length; i++) {
+            EmbeddedWindow found = null;
+            for (EmbeddedWindow window : entered) {
+                if (window.covers(addresses[i], lengths[i])) {
+                    found = window;
+                    break;
+                }
+            }
+            if (found == null) {
+                for (EmbeddedWindow window : windows) {
+                    if (window.access() == access && window.covers(addresses[i], lengths[i]) && window.enter(channel)) {
+                        found = window;
+                        entered.add(window);
+                        break;
+                    }
+                }
+            }
+            if (found == null) {
+                exit(entered, channel);
+                return null;
+            }
+        }
+        return entered;
+    }
+
+    static void exit(List<EmbeddedWindow> entered, SocketChannel channel) {
+        for (EmbeddedWindow window : entered) {
+            window.exit(channel);
+        }
+    }
+
+    /** Delivers a notification; false when no window waits for it. */
+    boolean deliver(byte[] notification) {
+        EmbeddedWindow window = windowsByNotification.get(new NotificationKey(notification));
+        if (window == null) {
+            return false;
+        }
+        window.deliver();
+        return true;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new TransportException("Agent '" + name + "' is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (EmbeddedTransfer transfer : List.copyOf(transfers)) {
+            transfer.cancel();
+        }
+        for (EmbeddedWindow window : List.copyOf(windows)) {
+            window.close();
+        }
+        registered.clear();
+        remotes.clear();
+        transport.agentClosed(this);
+    }
+}

@@ -1,0 +1,231 @@
+package io.nixlconnect.transport.embedded;
+
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.TransferHandle;
+import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransferState;
+import io.nixlconnect.transport.TransportException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SocketChannel;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+/** One posted transfer: queued for a connection to its peer, then run on a worker thread. */
+final class EmbeddedTransfer implements TransferHandle {
+
+    private static final long CANCEL_WAIT_SECONDS = 30;
+    private static final byte[] NO_NOTIFICATION = new byte[0];
+
+    private final EmbeddedAgent agent;
+    private final TransferOp op;
+    private final List<MemoryRegion> local;
+    private final EmbeddedMetadata peer;
+    private final long[] remoteAddresses;
+    private final long[] lengths;
+    private final byte[] notification;
+    private final AtomicReference<TransferState> state = new AtomicReference<>(TransferState.IN_PROGRESS);
+    private final CompletableFuture<Void> completion = new CompletableFuture<>();
+    private final AtomicBoolean started = new AtomicBoolean();
+    private final CountDownLatch finished = new CountDownLatch(1);
+    private volatile boolean cancelled;
+    private volatile SocketChannel channel;
+    private volatile Thread worker;
+
+    EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, EmbeddedMetadata peer,
+            List<MemoryRegion> remote, byte[] notification) {
+        this.agent = agent;
+        this.op = op;
+        this.local = List.copyOf(local);
+        this.peer = peer;
+        this.remoteAddresses = new long[remote.size()];
+        this.lengths = new long[remote.size()];
+        for (int i = 0; i < remote.size(); i++) {
+            remoteAddresses[i] = remote.get(i).address();
+            lengths[i] = remote.get(i).length();
+        }
+        this.notification = notification.clone();
+    }
+
+    EmbeddedMetadata peer() {
+        return peer;
+    }
+
+    @Override
+    public TransferState state() {
+        return state.get();
+    }
+
+    @Override
+    public CompletableFuture<Void> completion() {
+        return completion;
+    }
+
+    /**
+     * Runs the transfer on the calling worker thread over {@code pooled} (or a new connection).
+     *
+     * @return a connection fit for reuse, or null
+     */
+    SocketChannel run(SocketChannel pooled) {
+        if (!started.compareAndSet(false, true)) {
+            return pooled; // cancelled while queued
+        }
+        worker = Thread.currentThread();
+        SocketChannel current = pooled;
+        boolean reused = pooled != null;
+        try {
+            while (true) {
+                if (current == null) {
+                    current = SocketChannel.open();
+                    channel = current;
+                    if (cancelled) {
+                        throw new IOException("cancelled");
+                    }
+                    current.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    current.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
+                    current.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
+                    current.connect(new InetSocketAddress(peer.host(), peer.port()));
+                } else {
+                    channel = current;
+                    if (cancelled) {
+                        throw new IOException("cancelled");
+                    }
+                }
+                try {
+                    execute(current);
+                    end(TransferState.DONE, null);
+                    return current;
+                } catch (StaleConnectionException stale) {
+                    if (!reused) {
+                        throw stale.getCause();
+                    }
+                    closeQuietly(current); // a pooled connection the peer had dropped: retry once on a fresh one
+                    current = null;
+                    reused = false;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(current);
+            if (cancelled) {
+                end(TransferState.CANCELLED, new TransportException("transfer cancelled"));
+            } else if (e instanceof TransportException transportException) {
+                end(TransferState.ERROR, transportException);
+            } else {
+                end(TransferState.ERROR, new TransportException(describe() + " failed: " + e, e));
+            }
+            return null;
+        }
+    }
+
+    private void execute(SocketChannel ch) throws IOException {
+        boolean responded = false;
+        try {
+            if (op == TransferOp.READ) {
+                Wire.writeFully(ch, Wire.encodeRequest(Wire.READ, peer.agent(), remoteAddresses, lengths, NO_NOTIFICATION));
+                String refused = Wire.readResponse(ch);
+                responded = true;
+                if (refused != null) {
+                    throw new TransportException(describe() + " refused by the peer: " + refused);
+                }
+                for (int i = 0; i < lengths.length; i++) {
+                    Wire.receiveMemory(ch, local.get(i).address(), lengths[i]);
+                }
+                Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), new long[0], new long[0], notification));
+                String notRead = Wire.readResponse(ch);
+                if (notRead != null) {
+                    throw new TransportException(describe() + ": data read, but the notification was refused: " + notRead);
+                }
+            } else {
+                Wire.writeFully(ch, Wire.encodeRequest(Wire.WRITE, peer.agent(), remoteAddresses, lengths, notification));
+                String refused = Wire.readResponse(ch);
+                responded = true;
+                if (refused != null) {
+                    throw new TransportException(describe() + " refused by the peer: " + refused);
+                }
+                for (int i = 0; i < lengths.length; i++) {
+                    Wire.sendMemory(ch, local.get(i).address(), lengths[i]);
+                }
+                String failed = Wire.readResponse(ch);
+                if (failed != null) {
+                    throw new TransportException(describe() + ": data written, but the peer reported: " + failed);
+                }
+            }
+        } catch (IOException e) {
+            if (!responded && !cancelled) {
+                throw new StaleConnectionException(e);
+            }
+            throw e;
+        }
+    }
+
+    private String describe() {
+        return op + " of " + lengths.length + " range(s) with agent '" + peer.agent() + "' at " + peer.host() + ":"
+                + peer.port();
+    }
+
+    private void end(TransferState terminal, TransportException error) {
+        if (!state.compareAndSet(TransferState.IN_PROGRESS, terminal)) {
+            return;
+        }
+        channel = null;
+        worker = null;
+        finished.countDown(); // before completing: callbacks may cancel, and must not wait for themselves
+        if (error == null) {
+            completion.complete(null);
+        } else {
+            completion.completeExceptionally(error);
+        }
+    }
+
+    @Override
+    public void cancel() {
+        if (state.get().isTerminal()) {
+            return;
+        }
+        cancelled = true;
+        if (started.compareAndSet(false, true)) {
+            agent.transport().dequeue(this);
+            end(TransferState.CANCELLED, new TransportException("transfer cancelled before it started"));
+            return;
+        }
+        closeQuietly(channel);
+        if (Thread.currentThread() != worker) {
+            try {
+                if (!finished.await(CANCEL_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                    throw new TransportException("transfer did not stop within " + CANCEL_WAIT_SECONDS + " s of cancel");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // nothing more to do
+            }
+        }
+    }
+
+    /** An I/O failure before the peer answered: on a reused connection, worth one retry. */
+    private static final class StaleConnectionException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        StaleConnectionException(IOException cause) {
+            super(cause);
+        }
+
+        @Override
+        public synchronized IOException getCause() {
+            return (IOException) super.getCause();
+        }
+    }
+}

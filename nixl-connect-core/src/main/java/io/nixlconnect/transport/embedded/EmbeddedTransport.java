@@ -1,0 +1,140 @@
+package io.nixlconnect.transport.embedded;
+
+import io.nixlconnect.transport.Transport;
+import io.nixlconnect.transport.TransportAgent;
+import io.nixlconnect.transport.TransportException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The pure-Java transport: one TCP server per connector serving all its agents, and pooled connections to
+ * each peer endpoint.
+ */
+public final class EmbeddedTransport implements Transport {
+
+    private final EmbeddedSettings settings;
+    private final ExecutorService workers;
+    private final EmbeddedServer server;
+    private final String advertisedHost;
+    private final Map<String, EmbeddedAgent> agents = new ConcurrentHashMap<>();
+    private final Map<String, PeerPool> peers = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private EmbeddedTransport(EmbeddedSettings settings) {
+        this.settings = settings;
+        this.workers = Executors.newCachedThreadPool(daemonThreads("nixl-embedded-io-"));
+        try {
+            this.server = new EmbeddedServer(this, settings.bindAddress(), settings.port(), workers);
+        } catch (IOException e) {
+            workers.shutdownNow();
+            throw new TransportException("Embedded transport cannot listen on " + settings.bindAddress() + ":"
+                    + settings.port() + ": " + e.getMessage() + " (set another bind address or port, or 0 for any free port)", e);
+        }
+        this.advertisedHost = advertisedHost(settings);
+    }
+
+    /** Starts the server on the configured address and port. */
+    public static EmbeddedTransport open(EmbeddedSettings settings) {
+        return new EmbeddedTransport(settings);
+    }
+
+    private static String advertisedHost(EmbeddedSettings settings) {
+        if (settings.advertisedAddress() != null) {
+            return settings.advertisedAddress();
+        }
+        String bind = settings.bindAddress();
+        if (bind.equals("0.0.0.0") || bind.equals("::") || bind.equals("[::]")) {
+            try {
+                return InetAddress.getLocalHost().getHostAddress();
+            } catch (IOException e) {
+                throw new TransportException("Bound to the wildcard address " + bind + " but cannot determine this host's "
+                        + "address to advertise; set advertisedAddress", e);
+            }
+        }
+        return bind;
+    }
+
+    private static java.util.concurrent.ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger ids = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + ids.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    @Override
+    public String name() {
+        return "embedded";
+    }
+
+    /** {@code host:port} peers connect to. */
+    public String endpoint() {
+        return advertisedHost + ":" + server.localPort();
+    }
+
+    public int port() {
+        return server.localPort();
+    }
+
+    boolean isServing() {
+        return !closed && server.isRunning();
+    }
+
+    @Override
+    public TransportAgent createAgent(String agentName) {
+        if (closed) {
+            throw new TransportException("Embedded transport is closed");
+        }
+        if (agentName == null || agentName.isEmpty() || agentName.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > Wire.MAX_AGENT_NAME) {
+            throw new TransportException("Agent name must be 1.." + Wire.MAX_AGENT_NAME + " bytes, was '" + agentName + "'");
+        }
+        EmbeddedAgent agent = new EmbeddedAgent(this, agentName,
+                new EmbeddedMetadata(agentName, advertisedHost, server.localPort()));
+        if (agents.putIfAbsent(agentName, agent) != null) {
+            throw new TransportException("An agent named '" + agentName + "' already exists on this transport");
+        }
+        return agent;
+    }
+
+    EmbeddedAgent agent(String name) {
+        return agents.get(name);
+    }
+
+    void agentClosed(EmbeddedAgent agent) {
+        agents.remove(agent.name(), agent);
+    }
+
+    void submit(EmbeddedTransfer transfer) {
+        EmbeddedMetadata peer = transfer.peer();
+        peers.computeIfAbsent(peer.host() + ":" + peer.port(),
+                key -> new PeerPool(settings.maxConnectionsPerPeer(), workers)).submit(transfer);
+    }
+
+    void dequeue(EmbeddedTransfer transfer) {
+        EmbeddedMetadata peer = transfer.peer();
+        PeerPool pool = peers.get(peer.host() + ":" + peer.port());
+        if (pool != null) {
+            pool.remove(transfer);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (EmbeddedAgent agent : agents.values()) {
+            agent.close();
+        }
+        server.close();
+        peers.values().forEach(PeerPool::close);
+        workers.shutdownNow();
+    }
+}

@@ -1,0 +1,124 @@
+package io.nixlconnect.transport.embedded;
+
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransportException;
+import java.io.IOException;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Regions one passive operation exposes. The server {@link #enter enters} a window before touching its
+ * memory and {@link #exit exits} after; {@link #close()} refuses new entries, aborts the connections
+ * inside, and waits until none is left, so the owner may free the memory when it returns.
+ */
+final class EmbeddedWindow implements PassiveWindow {
+
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    private final EmbeddedAgent agent;
+    private final TransferOp access;
+    private final List<MemoryRegion> regions;
+    private final NotificationKey notification;
+    private final CompletableFuture<Void> notified = new CompletableFuture<>();
+    private final Set<SocketChannel> inside = new HashSet<>();
+    private boolean closed;
+
+    EmbeddedWindow(EmbeddedAgent agent, TransferOp access, List<MemoryRegion> regions, NotificationKey notification) {
+        this.agent = agent;
+        this.access = access;
+        this.regions = List.copyOf(regions);
+        this.notification = notification;
+    }
+
+    TransferOp access() {
+        return access;
+    }
+
+    NotificationKey notification() {
+        return notification;
+    }
+
+    /** Whether {@code [address, address + length)} lies inside one of this window's regions. */
+    boolean covers(long address, long length) {
+        for (MemoryRegion region : regions) {
+            if (region.contains(address, length)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    synchronized boolean enter(SocketChannel channel) {
+        if (closed) {
+            return false;
+        }
+        inside.add(channel);
+        return true;
+    }
+
+    synchronized void exit(SocketChannel channel) {
+        inside.remove(channel);
+        notifyAll();
+    }
+
+    /** The notification arrived: complete and close (the data has landed, the memory is no longer served). */
+    void deliver() {
+        shut();
+        notified.complete(null);
+    }
+
+    @Override
+    public CompletableFuture<Void> notified() {
+        return notified;
+    }
+
+    @Override
+    public void close() {
+        shut();
+        notified.completeExceptionally(new TransportException("window closed before its notification arrived"));
+    }
+
+    private void shut() {
+        List<SocketChannel> toAbort;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            toAbort = new ArrayList<>(inside);
+        }
+        agent.windowClosed(this);
+        for (SocketChannel channel : toAbort) {
+            try {
+                channel.close(); // unblocks the server thread copying into or out of our memory
+            } catch (IOException ignored) {
+                // closing is all we wanted
+            }
+        }
+        synchronized (this) {
+            long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
+            boolean interrupted = false;
+            while (!inside.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new TransportException("A server thread did not leave a closed window within 30 s");
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
