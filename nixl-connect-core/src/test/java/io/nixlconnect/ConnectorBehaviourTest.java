@@ -1,0 +1,274 @@
+package io.nixlconnect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.nixlconnect.transport.TransportException;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Connector, Connection and Remote behaviour beyond moving bytes: timeouts, limits, life cycle, configuration. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ConnectorBehaviourTest {
+
+    private static ConnectorOptions.Builder embedded() {
+        return ConnectorOptions.builder().backend(TransportBackend.EMBEDDED);
+    }
+
+    /** Agent metadata of the embedded transport pointing at an arbitrary endpoint. */
+    static byte[] embeddedAgentMetadata(String agent, String host, int port) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeInt(0x4E58434D);
+            out.writeByte(1);
+            out.writeUTF(agent);
+            out.writeUTF(host);
+            out.writeInt(port);
+        }
+        return bytes.toByteArray();
+    }
+
+    @Test
+    void workerIdDefaultsToADashlessUuidAndNamesTheConnection() {
+        try (Connector connector = new Connector(embedded().build())) {
+            assertThat(connector.name()).matches("[0-9a-f]{32}");
+            assertThat(connector.defaultConnection().name()).isEqualTo(connector.name() + "-1");
+            assertThat(connector.hostname()).isNotBlank();
+            assertThat(connector.backendName()).isEqualTo("embedded");
+            connector.initialize(); // deprecated no-op
+        }
+    }
+
+    @Test
+    void connectionNumbersMustBePositive() {
+        try (Connector connector = new Connector(embedded().workerId("w").build())) {
+            assertThatThrownBy(() -> new Connection(connector, 0)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("positive");
+            try (Connection second = new Connection(connector, 2)) {
+                assertThat(second.name()).isEqualTo("w-2");
+                second.initialize();
+                assertThat(second.metadata()).isNotEmpty();
+            }
+        }
+    }
+
+    @Test
+    void remoteReferencesAreCountedAndTheLastUnloads() {
+        try (Connector a = new Connector(embedded().workerId("a").build());
+             Connector b = new Connector(embedded().workerId("b").build())) {
+            Connection local = a.defaultConnection();
+            byte[] peer = b.defaultConnection().metadata();
+            Remote first = new Remote(local, peer);
+            Remote second = new Remote(local, peer);
+            assertThat(first.name()).isEqualTo("b-1").isEqualTo(second.name());
+            assertThat(local.remoteAgentCount()).isEqualTo(1);
+            local.acquireRemoteRef("b-1");
+            assertThat(local.releaseRemoteRef("b-1")).isFalse();
+            first.close();
+            first.close(); // idempotent
+            assertThat(local.remoteAgentCount()).isEqualTo(1);
+            second.close();
+            assertThat(local.remoteAgentCount()).isZero();
+            assertThatThrownBy(() -> local.acquireRemoteRef("b-1")).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> new Remote(local, new byte[0])).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("cannot be empty");
+        }
+    }
+
+    @Test
+    void metadataOfAnotherBackendIsRefusedClearly() {
+        try (Connector connector = new Connector(embedded().build()); Descriptor target = Descriptor.allocate(16)) {
+            RdmaMetadata foreign = RdmaMetadata.of(List.of(new SerializedDescriptor("cpu", 4096, 16)),
+                    "NIXLAGENT: not ours".getBytes(), "k", OperationKind.READ);
+            assertThatThrownBy(() -> connector.beginRead(foreign, target)).isInstanceOf(TransportException.class)
+                    .hasMessageContaining("not from an embedded-transport peer");
+            assertThat(connector.inFlightOperations()).isZero();
+            assertThat(connector.registeredBytes()).isZero();
+        }
+    }
+
+    @Test
+    void silentPeerEndsErroredAtTheOperationTimeout() throws Exception {
+        try (ServerSocket blackHole = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             Connector connector = new Connector(embedded().operationTimeout(Duration.ofMillis(300)).build());
+             Descriptor target = Descriptor.allocate(64)) {
+            RdmaMetadata metadata = RdmaMetadata.of(List.of(new SerializedDescriptor("cpu", 4096, 64)),
+                    embeddedAgentMetadata("silent", "127.0.0.1", blackHole.getLocalPort()), "k", OperationKind.READ);
+            long start = System.nanoTime();
+            ReadOperation read = connector.beginRead(metadata, target);
+            assertThatThrownBy(() -> read.waitForCompletion(Duration.ofSeconds(10)))
+                    .isInstanceOf(TransferTimeoutException.class).hasMessageContaining("operation timeout")
+                    .extracting(e -> ((TransferException) e).status()).isEqualTo(OperationStatus.ERRORED);
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(read.status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(took).isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
+            assertThat(connector.registeredBytes()).isZero();
+            assertThat(connector.remoteAgentCount()).isZero();
+        }
+    }
+
+    @Test
+    void refusedConnectionEndsErroredAtOnce() throws Exception {
+        int closedPort;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = probe.getLocalPort();
+        }
+        try (Connector connector = new Connector(embedded().build()); Descriptor target = Descriptor.allocate(64)) {
+            RdmaMetadata metadata = RdmaMetadata.of(List.of(new SerializedDescriptor("cpu", 4096, 64)),
+                    embeddedAgentMetadata("gone", "127.0.0.1", closedPort), "k", OperationKind.READ);
+            ReadOperation read = connector.beginRead(metadata, target);
+            assertThatThrownBy(() -> read.waitForCompletion(Duration.ofSeconds(10))).isInstanceOf(TransferException.class)
+                    .hasMessageContaining("127.0.0.1:" + closedPort);
+            assertThat(read.failure()).isInstanceOf(TransportException.class);
+        }
+    }
+
+    @Test
+    void bindAddressPortAndAdvertisedAddressAreHonoured() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        try (Connector producer = new Connector(embedded().bindAddress("127.0.0.1").port(port)
+                .advertisedAddress("localhost").build());
+             Connector consumer = new Connector(embedded().build());
+             Descriptor source = new Descriptor(TestData.random(100)); Descriptor target = Descriptor.allocate(100)) {
+            assertThat(producer.transportDetails()).containsEntry("endpoint", "localhost:" + port);
+            ReadableOperation readable = producer.createReadable(source);
+            consumer.beginRead(readable.metadata(), target).waitForCompletion(Duration.ofSeconds(10));
+            assertThat(target.toByteArray()).isEqualTo(source.toByteArray());
+            assertThatThrownBy(() -> new Connector(embedded().port(port).build())).isInstanceOf(TransportException.class)
+                    .hasMessageContaining("cannot listen on 127.0.0.1:" + port);
+        }
+        assertThat(new Connector(embedded().build()).transportDetails().get("endpoint").toString()).startsWith("127.0.0.1:");
+    }
+
+    @Test
+    void inFlightLimitRefusesExtraOperations() {
+        try (Connector connector = new Connector(embedded().maxInFlightOperations(2).build());
+             Descriptor a = Descriptor.allocate(8); Descriptor b = Descriptor.allocate(8); Descriptor c = Descriptor.allocate(8)) {
+            ReadableOperation first = connector.createReadable(a);
+            ReadableOperation second = connector.createReadable(b);
+            assertThatThrownBy(() -> connector.createReadable(c)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("Too many operations in flight").hasMessageContaining("maxInFlightOperations");
+            first.close();
+            connector.createReadable(c).close();
+            assertThat(connector.inFlightOperations()).isEqualTo(1);
+            second.close();
+        }
+    }
+
+    @Test
+    void listenersSeeStartAndFinish() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        try (Connector producer = new Connector(embedded().build()); Connector consumer = new Connector(embedded().build());
+             Descriptor source = Descriptor.allocate(32); Descriptor target = Descriptor.allocate(32)) {
+            OperationListener listener = new OperationListener() {
+                @Override
+                public void operationStarted(AbstractOperation operation) {
+                    events.add("start " + operation.getClass().getSimpleName());
+                }
+
+                @Override
+                public void operationFinished(AbstractOperation operation) {
+                    events.add("end " + operation.getClass().getSimpleName() + " " + operation.status() + " "
+                            + operation.totalBytes());
+                }
+            };
+            producer.addListener(listener);
+            consumer.addListener(listener);
+            consumer.addListener(new OperationListener() {
+                @Override
+                public void operationStarted(AbstractOperation operation) {
+                    throw new IllegalStateException("a broken listener must not break transfers");
+                }
+            });
+            ReadableOperation readable = producer.createReadable(source);
+            consumer.beginRead(readable.metadata(), target).waitForCompletion(Duration.ofSeconds(10));
+            readable.waitForCompletion(Duration.ofSeconds(10));
+        }
+        assertThat(events).containsExactlyInAnyOrder("start ReadableOperation", "start ReadOperation",
+                "end ReadOperation DONE 32", "end ReadableOperation DONE 32");
+    }
+
+    @Test
+    void gracefulShutdownRefusesNewWorkAndWaitsForInFlight() throws Exception {
+        Connector producer = new Connector(embedded().build());
+        try (Connector consumer = new Connector(embedded().build());
+             Descriptor source = new Descriptor(TestData.random(1024)); Descriptor target = Descriptor.allocate(1024)) {
+            ReadableOperation readable = producer.createReadable(source);
+            Thread reader = new Thread(() -> {
+                try {
+                    Thread.sleep(200);
+                    consumer.beginRead(readable.metadata(), target).waitForCompletion(Duration.ofSeconds(10));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            reader.start();
+            // shutdown() runs while the readable waits; the read arrives within the grace period.
+            Thread shutdown = new Thread(() -> producer.shutdown(Duration.ofSeconds(10)));
+            shutdown.start();
+            Thread.sleep(50);
+            assertThat(producer.isAccepting()).isFalse();
+            assertThatThrownBy(() -> producer.createReadable(source)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("shutting down");
+            reader.join();
+            shutdown.join();
+            assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertThat(target.toByteArray()).isEqualTo(source.toByteArray());
+            assertThat(producer.isServing()).isFalse();
+        }
+        assertThat(producer.shutdown(Duration.ofMillis(1))).isTrue(); // already closed: nothing to wait for
+    }
+
+    @Test
+    void passiveTimeoutEndsAnUnansweredOperation() {
+        try (Connector connector = new Connector(embedded().passiveTimeout(Duration.ofMillis(200)).build());
+             Descriptor buffer = Descriptor.allocate(8)) {
+            WritableOperation writable = connector.createWritable(buffer);
+            assertThatThrownBy(() -> writable.waitForCompletion(Duration.ofSeconds(5)))
+                    .isInstanceOf(TransferException.class).hasMessageContaining("passive timeout");
+            assertThat(writable.status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(connector.registeredBytes()).isZero();
+        }
+    }
+
+    @Test
+    void remoteDescriptorsCannotBeUsedLocally() {
+        try (Connector connector = new Connector(embedded().build())) {
+            Descriptor remote = Descriptor.fromSerialized(new SerializedDescriptor("cpu", 4096, 16));
+            assertThat(remote.isRemote()).isTrue();
+            assertThatThrownBy(() -> connector.createReadable(remote)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("remote descriptor");
+            assertThatThrownBy(() -> remote.registerMemory(connector)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(remote::toByteArray).isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
+    void descriptorsValidateTheirArguments() {
+        assertThatThrownBy(() -> new Descriptor(0, 8, Device.CPU, null)).hasMessageContaining("cannot be zero");
+        assertThatThrownBy(() -> new Descriptor(4096, -1, "cpu", null)).hasMessageContaining(">= 0");
+        assertThatThrownBy(() -> new Descriptor(java.nio.ByteBuffer.allocate(8))).hasMessageContaining("direct");
+        assertThatThrownBy(() -> new Descriptor((byte[]) null)).hasMessageContaining("cannot be null");
+        try (Descriptor gpu = new Descriptor(4096, 8, "cuda:1", null)) {
+            assertThat(gpu.metadata()).isEqualTo(new SerializedDescriptor("cuda:1", 4096, 8));
+            assertThatThrownBy(gpu::toByteArray).hasMessageContaining("GPU memory");
+        }
+        try (Descriptor empty = new Descriptor(new byte[0])) {
+            assertThat(empty.size()).isZero();
+            assertThat(empty.ptr()).isNotZero();
+            assertThat(empty.toByteArray()).isEmpty();
+        }
+    }
+}

@@ -1,0 +1,175 @@
+package io.nixlconnect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Transfers between this JVM and a {@link PeerProcess} over real sockets. */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class CrossProcessTransferTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    private Process peer;
+    private PrintStream toPeer;
+    private final BlockingQueue<String> fromPeer = new LinkedBlockingQueue<>();
+    private Connector connector;
+
+    @BeforeEach
+    void startPeer() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        peer = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                PeerProcess.class.getName()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        toPeer = new PrintStream(peer.getOutputStream(), true, StandardCharsets.UTF_8);
+        Thread reader = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    fromPeer.add(line);
+                }
+            } catch (IOException ignored) {
+                // the peer went away
+            }
+        }, "peer-stdout");
+        reader.setDaemon(true);
+        reader.start();
+        assertThat(next("READY")).startsWith("READY");
+        connector = new Connector(ConnectorOptions.builder().workerId("tester").backend(TransportBackend.EMBEDDED)
+                .operationTimeout(Duration.ofSeconds(20)).build());
+    }
+
+    @AfterEach
+    void stopPeer() throws Exception {
+        if (connector != null) {
+            connector.close();
+        }
+        if (peer.isAlive()) {
+            toPeer.println("exit");
+            if (!peer.waitFor(10, TimeUnit.SECONDS)) {
+                peer.destroyForcibly();
+            }
+        }
+    }
+
+    private String next(String prefix) throws InterruptedException {
+        while (true) {
+            String line = fromPeer.poll(60, TimeUnit.SECONDS);
+            assertThat(line).as("a '%s' line from the peer", prefix).isNotNull();
+            if (line.startsWith(prefix)) {
+                return line;
+            }
+        }
+    }
+
+    private RdmaMetadata publish(String command) throws InterruptedException {
+        toPeer.println(command);
+        return RdmaMetadata.fromJson(next("META ").substring(5));
+    }
+
+    @Test
+    void readsAcrossProcessesAreByteExact() throws Exception {
+        for (int size : new int[] {1, 4096, 64 << 20}) {
+            long seed = System.nanoTime();
+            RdmaMetadata metadata = publish("readable " + size + " " + seed);
+            try (Descriptor target = Descriptor.allocate(size)) {
+                connector.beginRead(metadata, target).waitForCompletion(WAIT);
+                assertThat(next("DONE ")).isEqualTo("DONE " + metadata.notificationKey() + " DONE");
+                assertThat(target.toByteArray()).as("%d bytes", size).isEqualTo(PeerProcess.data(seed, size));
+            }
+        }
+    }
+
+    @Test
+    void writesAcrossProcessesAreByteExact() throws Exception {
+        for (int size : new int[] {1, 4096, 64 << 20}) {
+            byte[] data = TestData.random(size);
+            RdmaMetadata metadata = publish("writable " + size);
+            try (Descriptor source = new Descriptor(data)) {
+                connector.beginWrite(source, metadata).waitForCompletion(WAIT);
+            }
+            assertThat(next("WRITTEN ")).isEqualTo("WRITTEN " + metadata.notificationKey() + " DONE " + PeerProcess.crc(data));
+        }
+    }
+
+    @Test
+    void multiDescriptorReadAcrossProcesses() throws Exception {
+        int count = 16;
+        toPeer.println("many " + count + " 8192 42");
+        List<RdmaMetadata> published = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            published.add(RdmaMetadata.fromJson(next("META ").substring(5)));
+        }
+        // Gather the peer's 16 buffers into 16 local ones, each through its own operation, all at once.
+        List<Descriptor> targets = new ArrayList<>();
+        List<CompletableFuture<Void>> reads = new ArrayList<>();
+        for (RdmaMetadata metadata : published) {
+            Descriptor target = Descriptor.allocate(8192);
+            targets.add(target);
+            reads.add(connector.beginRead(metadata, target).completion());
+        }
+        CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        for (int i = 0; i < count; i++) {
+            assertThat(targets.get(i).toByteArray()).isEqualTo(PeerProcess.data(42 + i, 8192));
+            targets.get(i).close();
+        }
+    }
+
+    @Test
+    void thousandConcurrentOperationsCompleteAndReleaseEverything() throws Exception {
+        int count = 1000;
+        int size = 16 * 1024;
+        toPeer.println("many " + count + " " + size + " 7");
+        List<RdmaMetadata> published = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            published.add(RdmaMetadata.fromJson(next("META ").substring(5)));
+        }
+        List<Descriptor> targets = new ArrayList<>();
+        List<CompletableFuture<Void>> reads = new ArrayList<>();
+        for (RdmaMetadata metadata : published) {
+            Descriptor target = Descriptor.allocate(size);
+            targets.add(target);
+            reads.add(connector.beginRead(metadata, target).completion());
+        }
+        CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+        for (int i = 0; i < count; i++) {
+            assertThat(targets.get(i).toByteArray()).as("operation %d", i).isEqualTo(PeerProcess.data(7 + i, size));
+            targets.get(i).close();
+        }
+        assertThat(connector.registeredBytes()).isZero();
+        assertThat(connector.inFlightOperations()).isZero();
+        toPeer.println("stats");
+        assertThat(next("STATS ")).isEqualTo("STATS 0 0");
+    }
+
+    @Test
+    void peerKilledMidTransferEndsErroredWithinTheTimeout() throws Exception {
+        int size = 1 << 30;
+        RdmaMetadata metadata = publish("blank " + size);
+        try (Descriptor target = Descriptor.allocate(size)) {
+            ReadOperation read = connector.beginRead(metadata, target);
+            peer.destroyForcibly();
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> read.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
+            assertThat(read.status()).isIn(OperationStatus.ERRORED);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThanOrEqualTo(Duration.ofSeconds(21));
+        }
+        assertThat(connector.registeredBytes()).isZero();
+    }
+}

@@ -1,0 +1,105 @@
+package io.nixlconnect;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.zip.CRC32C;
+
+/**
+ * A second JVM for the cross-process tests: a passive worker driven line by line over stdin.
+ *
+ * <pre>
+ * readable SIZE SEED      → "META json"; later "DONE key status"
+ * blank SIZE              → a readable of SIZE zeroed bytes (no heap copy, any size): "META json"
+ * writable SIZE           → "META json"; later "WRITTEN key status crc"
+ * many COUNT SIZE SEED    → COUNT readables of SIZE bytes, data from SEED+i: COUNT "META json" lines
+ * stats                   → "STATS registeredBytes inFlight"
+ * exit                    → closes the connector and exits
+ * </pre>
+ */
+public final class PeerProcess {
+
+    private PeerProcess() {
+    }
+
+    static byte[] data(long seed, int size) {
+        byte[] bytes = new byte[size];
+        SplittableRandom random = new SplittableRandom(seed);
+        for (int i = 0; i < size; i++) {
+            bytes[i] = (byte) random.nextInt(256);
+        }
+        return bytes;
+    }
+
+    static long crc(byte[] bytes) {
+        CRC32C crc = new CRC32C();
+        crc.update(bytes);
+        return crc.getValue();
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        List<Descriptor> owned = new ArrayList<>();
+        try (Connector connector = new Connector(ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid())
+                .backend(TransportBackend.EMBEDDED).build());
+             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            out.println("READY " + connector.name());
+            String line;
+            while ((line = in.readLine()) != null) {
+                String[] words = line.trim().split("\\s+");
+                switch (words[0]) {
+                    case "readable" -> {
+                        Descriptor descriptor = new Descriptor(data(Long.parseLong(words[2]), Integer.parseInt(words[1])));
+                        owned.add(descriptor);
+                        ReadableOperation op = connector.createReadable(descriptor);
+                        out.println("META " + op.metadata().toJson());
+                        op.completion().whenComplete((ok, error) -> out.println("DONE " + op.notificationKey() + " " + op.status()));
+                    }
+                    case "blank" -> {
+                        Descriptor descriptor = Descriptor.allocate(Long.parseLong(words[1]));
+                        owned.add(descriptor);
+                        out.println("META " + connector.createReadable(descriptor).metadata().toJson());
+                    }
+                    case "writable" -> {
+                        Descriptor descriptor = Descriptor.allocate(Integer.parseInt(words[1]));
+                        owned.add(descriptor);
+                        WritableOperation op = connector.createWritable(descriptor);
+                        out.println("META " + op.metadata().toJson());
+                        op.completion().whenComplete((ok, error) -> out.println("WRITTEN " + op.notificationKey() + " "
+                                + op.status() + " " + crc(descriptor.toByteArray())));
+                    }
+                    case "many" -> {
+                        int count = Integer.parseInt(words[1]);
+                        int size = Integer.parseInt(words[2]);
+                        long seed = Long.parseLong(words[3]);
+                        StringBuilder lines = new StringBuilder();
+                        for (int i = 0; i < count; i++) {
+                            Descriptor descriptor = new Descriptor(data(seed + i, size));
+                            owned.add(descriptor);
+                            lines.append("META ").append(connector.createReadable(descriptor).metadata().toJson()).append('\n');
+                        }
+                        out.print(lines);
+                        out.flush();
+                    }
+                    case "stats" -> out.println("STATS " + connector.registeredBytes() + " " + connector.inFlightOperations());
+                    case "exit" -> {
+                        return;
+                    }
+                    default -> out.println("ERROR unknown command " + words[0]);
+                }
+            }
+        } finally {
+            for (Descriptor descriptor : owned) {
+                try {
+                    descriptor.close();
+                } catch (IllegalStateException ignored) {
+                    // still in use while exiting: the process ends anyway
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,388 @@
+package io.nixlconnect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The transfer contract every backend passes: two connectors in one JVM move bytes both ways, refuse bad
+ * requests before touching memory, fail fast against dead peers, and release everything afterwards.
+ * Subclasses say which backend to use.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+abstract class TransferContractTest {
+
+    static final Duration WAIT = Duration.ofSeconds(30);
+
+    Connector producer;
+    Connector consumer;
+
+    /** Options of the backend under test; {@code workerId} is set by the suite. */
+    abstract ConnectorOptions.Builder options();
+
+    @BeforeEach
+    void startConnectors() {
+        producer = new Connector(options().workerId("producer").build());
+        consumer = new Connector(options().workerId("consumer").build());
+    }
+
+    @AfterEach
+    void closeConnectors() {
+        if (consumer != null) {
+            consumer.close();
+        }
+        if (producer != null) {
+            producer.close();
+        }
+    }
+
+    @ParameterizedTest(name = "READ of {0} bytes")
+    @ValueSource(ints = {1, 4096, 64 << 20})
+    void readMovesTheBytes(int size) {
+        byte[] data = TestData.random(size);
+        try (Descriptor source = new Descriptor(data); Descriptor target = Descriptor.allocate(size)) {
+            ReadableOperation readable = producer.createReadable(source);
+            ReadOperation read = consumer.beginRead(RdmaMetadata.fromJson(readable.metadata().toJson()), target);
+            read.waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertThat(read.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertThat(read.results()).containsExactly(target);
+            assertThat(target.toByteArray()).isEqualTo(data);
+        }
+        assertNothingRegistered();
+    }
+
+    @ParameterizedTest(name = "WRITE of {0} bytes")
+    @ValueSource(ints = {1, 4096, 64 << 20})
+    void writeMovesTheBytes(int size) {
+        byte[] data = TestData.random(size);
+        try (Descriptor target = Descriptor.allocate(size); Descriptor source = new Descriptor(data)) {
+            WritableOperation writable = producer.createWritable(target);
+            WriteOperation write = consumer.beginWrite(source, RdmaMetadata.fromJson(writable.metadata().toJson()));
+            write.waitForCompletion(WAIT);
+            writable.waitForCompletion(WAIT);
+            assertThat(write.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertThat(writable.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertThat(target.toByteArray()).isEqualTo(data);
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
+    void descriptorsBeyondTwoGibibytesMoveBothWays() {
+        long size = (2L << 30) + 4099; // past every int offset
+        try (Descriptor source = Descriptor.allocate(size); Descriptor target = Descriptor.allocate(size)) {
+            fillPattern(source, 1);
+            ReadableOperation readable = producer.createReadable(source);
+            consumer.beginRead(readable.metadata(), target).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertSameContent(source, target);
+
+            fillPattern(target, 2);
+            WritableOperation writable = producer.createWritable(source);
+            consumer.beginWrite(target, writable.metadata()).waitForCompletion(WAIT);
+            writable.waitForCompletion(WAIT);
+            assertSameContent(target, source);
+        }
+        assertNothingRegistered();
+    }
+
+    /** Writes a position-dependent pattern, so misplaced bytes show. */
+    static void fillPattern(Descriptor descriptor, long salt) {
+        int chunk = 1 << 28;
+        for (long offset = 0; offset < descriptor.size(); offset += chunk) {
+            int length = (int) Math.min(chunk, descriptor.size() - offset);
+            ByteBuffer view = descriptor.asByteBuffer(offset, length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            long base = offset / 8;
+            while (view.remaining() >= 8) {
+                view.putLong((base++ * 0x9E3779B97F4A7C15L) ^ salt);
+            }
+            while (view.hasRemaining()) {
+                view.put((byte) salt);
+            }
+        }
+    }
+
+    static void assertSameContent(Descriptor expected, Descriptor actual) {
+        assertThat(actual.size()).isEqualTo(expected.size());
+        int chunk = 1 << 28;
+        for (long offset = 0; offset < expected.size(); offset += chunk) {
+            int length = (int) Math.min(chunk, expected.size() - offset);
+            int mismatch = expected.asByteBuffer(offset, length).mismatch(actual.asByteBuffer(offset, length));
+            assertThat(mismatch).as("first differing byte after offset %d", offset).isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void scatterGatherOverManyDescriptorsIncludingZeroSize() {
+        int[] sizes = {0, 1, 7, 4096, 65536, 3, 1 << 20, 0, 12345};
+        List<byte[]> data = new ArrayList<>();
+        List<Descriptor> sources = new ArrayList<>();
+        List<Descriptor> targets = new ArrayList<>();
+        for (int size : sizes) {
+            byte[] bytes = TestData.random(size);
+            data.add(bytes);
+            sources.add(new Descriptor(bytes));
+            targets.add(Descriptor.allocate(size));
+        }
+        ReadableOperation readable = producer.createReadable(sources);
+        ReadOperation read = consumer.beginRead(readable.metadata(), targets);
+        read.waitForCompletion(WAIT);
+        readable.waitForCompletion(WAIT);
+        for (int i = 0; i < sizes.length; i++) {
+            assertThat(targets.get(i).toByteArray()).as("descriptor %d", i).isEqualTo(data.get(i));
+        }
+        // And back again with a WRITE into the producer's buffers.
+        List<byte[]> fresh = new ArrayList<>();
+        for (int i = 0; i < sizes.length; i++) {
+            byte[] bytes = TestData.random(sizes[i]);
+            fresh.add(bytes);
+            targets.get(i).asByteBuffer().put(bytes);
+        }
+        WritableOperation writable = producer.createWritable(sources);
+        consumer.beginWrite(targets, writable.metadata()).waitForCompletion(WAIT);
+        writable.waitForCompletion(WAIT);
+        for (int i = 0; i < sizes.length; i++) {
+            assertThat(sources.get(i).toByteArray()).as("descriptor %d", i).isEqualTo(fresh.get(i));
+        }
+        sources.forEach(Descriptor::close);
+        targets.forEach(Descriptor::close);
+        assertNothingRegistered();
+    }
+
+    @Test
+    void directByteBufferDescriptorsUseTheRemainingBytes() {
+        ByteBuffer source = ByteBuffer.allocateDirect(1000);
+        byte[] data = TestData.random(1000);
+        source.put(data).position(100).limit(900);
+        ByteBuffer target = ByteBuffer.allocateDirect(800);
+        try (Descriptor from = new Descriptor(source); Descriptor to = new Descriptor(target)) {
+            assertThat(from.size()).isEqualTo(800);
+            ReadableOperation readable = producer.createReadable(from);
+            consumer.beginRead(readable.metadata(), to).waitForCompletion(WAIT);
+            byte[] received = new byte[800];
+            target.get(received);
+            assertThat(received).isEqualTo(java.util.Arrays.copyOfRange(data, 100, 900));
+        }
+    }
+
+    @Test
+    void concurrentOperationsCompleteIndependently() throws Exception {
+        int count = 64;
+        List<Descriptor> sources = new ArrayList<>();
+        List<Descriptor> targets = new ArrayList<>();
+        List<ReadableOperation> readables = new ArrayList<>();
+        List<CompletableFuture<Void>> reads = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            sources.add(new Descriptor(TestData.random(1000 + i * 97)));
+            targets.add(Descriptor.allocate(1000 + i * 97));
+            readables.add(producer.createReadable(sources.get(i)));
+        }
+        for (int i = 0; i < count; i++) {
+            reads.add(consumer.beginRead(readables.get(i).metadata(), targets.get(i)).completion());
+        }
+        CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        for (int i = 0; i < count; i++) {
+            readables.get(i).waitForCompletion(WAIT);
+            assertThat(targets.get(i).toByteArray()).isEqualTo(sources.get(i).toByteArray());
+        }
+        sources.forEach(Descriptor::close);
+        targets.forEach(Descriptor::close);
+        assertNothingRegistered();
+    }
+
+    @Test
+    void wrongKindIsRefusedBeforeAnythingMoves() {
+        try (Descriptor buffer = Descriptor.allocate(16); Descriptor local = Descriptor.allocate(16)) {
+            ReadableOperation readable = producer.createReadable(buffer);
+            WritableOperation writable = producer.createWritable(Descriptor.allocate(16));
+            assertThatThrownBy(() -> consumer.beginWrite(local, readable.metadata()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ReadableOperation");
+            assertThatThrownBy(() -> consumer.beginRead(writable.metadata(), local))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("WritableOperation");
+            assertThat(consumer.inFlightOperations()).isZero();
+            assertThat(consumer.registeredBytes()).isZero();
+            readable.close();
+            writable.close();
+        }
+    }
+
+    @Test
+    void mismatchedCountsAndSizesAreRefused() {
+        try (Descriptor a = Descriptor.allocate(16); Descriptor b = Descriptor.allocate(16);
+             Descriptor small = Descriptor.allocate(8); Descriptor c = Descriptor.allocate(16)) {
+            ReadableOperation readable = producer.createReadable(a, b);
+            assertThatThrownBy(() -> consumer.beginRead(readable.metadata(), c))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2");
+            assertThatThrownBy(() -> consumer.beginRead(readable.metadata(), c, small))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("descriptor at 1 must have the same size. 8 != 16");
+            ReadableOperation single = producer.createReadable(a.size() == 16 ? Descriptor.allocate(16) : a);
+            assertThatThrownBy(() -> consumer.beginRead(single.metadata(), small))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("Local and remote descriptors must be the same size. 8 != 16.");
+            assertThatThrownBy(() -> consumer.beginRead(single.metadata(), List.of()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be an empty list");
+            assertThatThrownBy(() -> producer.createReadable())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be an empty list");
+            readable.close();
+            single.close();
+        }
+        assertThat(consumer.inFlightOperations()).isZero();
+    }
+
+    @Test
+    void rangesOutsideThePublishedDescriptorsAreRefused() {
+        byte[] secret = TestData.random(4096);
+        try (Descriptor published = new Descriptor(TestData.random(64)); Descriptor neighbour = new Descriptor(secret);
+             Descriptor target = Descriptor.allocate(4096)) {
+            ReadableOperation readable = producer.createReadable(published);
+            RdmaMetadata genuine = readable.metadata();
+            // Handcrafted: same agent and key, but pointing at memory that was never published.
+            RdmaMetadata forged = new RdmaMetadata(List.of(new SerializedDescriptor("cpu", neighbour.ptr(), 4096)),
+                    genuine.nixlMetadata(), genuine.notificationKey(), OperationKind.READ);
+            ReadOperation read = consumer.beginRead(forged, target);
+            assertThatThrownBy(() -> read.waitForCompletion(WAIT)).isInstanceOf(TransferException.class)
+                    .hasMessageContaining("refused");
+            assertThat(read.status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(target.toByteArray()).isEqualTo(new byte[4096]);
+            // A range that starts inside the published buffer but runs past its end is refused too.
+            RdmaMetadata overrun = new RdmaMetadata(List.of(new SerializedDescriptor("cpu", published.ptr() + 32, 64)),
+                    genuine.nixlMetadata(), genuine.notificationKey(), OperationKind.READ);
+            try (Descriptor local = Descriptor.allocate(64)) {
+                ReadOperation overrunRead = consumer.beginRead(overrun, local);
+                assertThatThrownBy(() -> overrunRead.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
+            }
+            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            readable.close();
+        }
+    }
+
+    @Test
+    void memoryIsUnreachableOnceThePassiveOperationEnded() {
+        try (Descriptor published = new Descriptor(TestData.random(256)); Descriptor target = Descriptor.allocate(256)) {
+            ReadableOperation readable = producer.createReadable(published);
+            RdmaMetadata metadata = readable.metadata();
+            consumer.beginRead(metadata, target).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            // A second read with the same metadata: the operation completed, its memory is no longer served.
+            ReadOperation again = consumer.beginRead(metadata, target);
+            assertThatThrownBy(() -> again.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
+
+            ReadableOperation closedEarly = producer.createReadable(published);
+            RdmaMetadata closedMetadata = closedEarly.metadata();
+            closedEarly.close();
+            assertThat(closedEarly.status()).isEqualTo(OperationStatus.CANCELLED);
+            ReadOperation afterClose = consumer.beginRead(closedMetadata, target);
+            assertThatThrownBy(() -> afterClose.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
+        }
+    }
+
+    @Test
+    void deadPeerEndsErroredQuickly() {
+        try (Descriptor source = Descriptor.allocate(1024); Descriptor target = Descriptor.allocate(1024)) {
+            ReadableOperation readable = producer.createReadable(source);
+            RdmaMetadata metadata = readable.metadata();
+            producer.close();
+            long start = System.nanoTime();
+            ReadOperation read = consumer.beginRead(metadata, target);
+            assertThatThrownBy(() -> read.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
+            assertThat(read.status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(consumer.options().operationTimeout());
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
+    void cancelMidTransferStopsTheOperation() {
+        int size = 256 << 20;
+        try (Descriptor source = Descriptor.allocate(size); Descriptor target = Descriptor.allocate(size)) {
+            ReadableOperation readable = producer.createReadable(source);
+            ReadOperation read = consumer.beginRead(readable.metadata(), target);
+            read.cancel();
+            assertThat(read.status()).isIn(OperationStatus.CANCELLED, OperationStatus.COMPLETE);
+            if (read.status() == OperationStatus.CANCELLED) {
+                assertThatThrownBy(() -> read.waitForCompletion(WAIT)).isInstanceOf(TransferException.class)
+                        .extracting(e -> ((TransferException) e).status()).isEqualTo(OperationStatus.CANCELLED);
+                assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            }
+            read.cancel(); // cancelling an ended operation does nothing
+            readable.close();
+            assertThatThrownBy(read::results).isInstanceOf(IllegalStateException.class);
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
+    void descriptorInUseCannotBeClosed() {
+        Descriptor buffer = Descriptor.allocate(64);
+        ReadableOperation readable = producer.createReadable(buffer);
+        assertThatThrownBy(buffer::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("in use");
+        readable.close();
+        buffer.close();
+        assertThatThrownBy(() -> producer.createReadable(buffer)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+    }
+
+    @Test
+    void passiveWaitTimesOutWithoutEndingTheOperation() {
+        try (Descriptor buffer = Descriptor.allocate(64)) {
+            ReadableOperation readable = producer.createReadable(buffer);
+            assertThatThrownBy(() -> readable.waitForCompletion(Duration.ofMillis(50)))
+                    .isInstanceOf(TransferTimeoutException.class).hasMessageContaining("did not end within");
+            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            readable.close();
+        }
+    }
+
+    @Test
+    void preRegisteredDescriptorStaysRegisteredAcrossOperations() {
+        try (Descriptor buffer = new Descriptor(TestData.random(4096)); Descriptor target = Descriptor.allocate(4096)) {
+            buffer.registerMemory(producer);
+            buffer.registerMemory(producer); // idempotent
+            assertThat(producer.registeredBytes()).isEqualTo(4096);
+            for (int i = 0; i < 3; i++) {
+                ReadableOperation readable = producer.createReadable(buffer);
+                consumer.beginRead(readable.metadata(), target).waitForCompletion(WAIT);
+                readable.waitForCompletion(WAIT);
+                assertThat(producer.registeredBytes()).isEqualTo(4096);
+            }
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
+    void closingTheConnectorCancelsWhatIsInFlight() {
+        Descriptor buffer = Descriptor.allocate(64);
+        ReadableOperation readable = producer.createReadable(buffer);
+        producer.close();
+        assertThat(readable.status()).isEqualTo(OperationStatus.CANCELLED);
+        assertThat(producer.registeredBytes()).isZero();
+        assertThatThrownBy(() -> producer.createReadable(buffer)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        buffer.close();
+    }
+
+    void assertNothingRegistered() {
+        assertThat(consumer.registeredBytes()).as("consumer registered bytes").isZero();
+        assertThat(consumer.inFlightOperations()).as("consumer operations in flight").isZero();
+        if (!producer.isAccepting()) {
+            return;
+        }
+        assertThat(producer.registeredBytes()).as("producer registered bytes").isZero();
+        assertThat(producer.inFlightOperations()).as("producer operations in flight").isZero();
+    }
+}
