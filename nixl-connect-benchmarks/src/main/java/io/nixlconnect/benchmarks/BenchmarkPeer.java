@@ -1,0 +1,57 @@
+package io.nixlconnect.benchmarks;
+
+import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.Descriptor;
+import io.nixlconnect.ReadableOperation;
+import io.nixlconnect.TransportBackend;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The passive JVM of the benchmark, driven over stdin: {@code alloc SIZE} allocates (and registers) a buffer,
+ * {@code publish} creates a ReadableOperation over it and prints {@code META json}, then {@code DONE} once the
+ * peer has read it; {@code exit} ends.
+ */
+public final class BenchmarkPeer {
+
+    private BenchmarkPeer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        TransportBackend backend = TransportBackend.valueOf(args.length > 0 ? args[0] : "EMBEDDED");
+        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+        Descriptor buffer = null;
+        try (Connector connector = new Connector(ConnectorOptions.builder().workerId("bench-peer").backend(backend).build());
+             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            out.println("READY " + connector.backendName());
+            out.flush();
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.startsWith("alloc ")) {
+                    if (buffer != null) {
+                        buffer.close();
+                    }
+                    buffer = Descriptor.allocate(Long.parseLong(line.substring(6).trim()));
+                    buffer.registerMemory(connector);
+                    out.println("OK");
+                } else if (line.equals("publish")) {
+                    ReadableOperation readable = connector.createReadable(buffer);
+                    out.println("META " + readable.metadata().toJson());
+                    out.flush();
+                    readable.waitForCompletion();
+                    out.println("DONE");
+                } else if (line.equals("exit")) {
+                    break;
+                }
+                out.flush();
+            }
+        } finally {
+            if (buffer != null) {
+                buffer.close();
+            }
+        }
+    }
+}

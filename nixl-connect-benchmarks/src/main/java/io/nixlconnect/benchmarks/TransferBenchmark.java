@@ -1,0 +1,131 @@
+package io.nixlconnect.benchmarks;
+
+import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.Descriptor;
+import io.nixlconnect.RdmaMetadata;
+import io.nixlconnect.TransportBackend;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Two JVMs on loopback: this one reads, a {@link BenchmarkPeer} publishes. Reports READ bandwidth per size and
+ * the latency of one complete small operation (peer creates the readable → metadata JSON → this side
+ * parses it and begins the read → both sides complete).
+ *
+ * <p>Usage: {@code TransferBenchmark [EMBEDDED|NIXL] [maxSizeBytes]}.
+ */
+public final class TransferBenchmark {
+
+    private static final long[] SIZES = {4L << 10, 64L << 10, 1L << 20, 16L << 20, 64L << 20, 256L << 20, 1L << 30};
+
+    private final BufferedReader fromPeer;
+    private final PrintStream toPeer;
+
+    private TransferBenchmark(Process peer) {
+        this.fromPeer = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8));
+        this.toPeer = new PrintStream(peer.getOutputStream(), true, StandardCharsets.UTF_8);
+    }
+
+    public static void main(String[] args) throws Exception {
+        TransportBackend backend = TransportBackend.valueOf(args.length > 0 ? args[0] : "EMBEDDED");
+        long maxSize = args.length > 1 ? Long.parseLong(args[1]) : 1L << 30;
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process peer = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                BenchmarkPeer.class.getName(), backend.name()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try (Connector connector = new Connector(ConnectorOptions.builder().workerId("bench-reader").backend(backend).build())) {
+            TransferBenchmark bench = new TransferBenchmark(peer);
+            System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName());
+            System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s%n", "size", "iters", "median GB/s", "best GB/s");
+            for (long size : SIZES) {
+                if (size > maxSize) {
+                    break;
+                }
+                bench.bandwidth(connector, size);
+            }
+            bench.latency(connector, 4096, 300, 3000);
+            bench.toPeer.println("exit");
+        } finally {
+            if (!peer.waitFor(10, TimeUnit.SECONDS)) {
+                peer.destroyForcibly();
+            }
+        }
+    }
+
+    private String expect(String prefix) throws IOException {
+        String line = fromPeer.readLine();
+        if (line == null || !line.startsWith(prefix)) {
+            throw new IllegalStateException("peer said '" + line + "', expected " + prefix);
+        }
+        return line;
+    }
+
+    private RdmaMetadata publish() throws IOException {
+        toPeer.println("publish");
+        return RdmaMetadata.fromJson(expect("META ").substring(5));
+    }
+
+    private void bandwidth(Connector connector, long size) throws IOException {
+        toPeer.println("alloc " + size);
+        expect("OK");
+        int iterations = (int) Math.max(5, Math.min(2000, (4L << 30) / size));
+        int warmup = Math.max(2, iterations / 10);
+        double[] gbps = new double[iterations];
+        try (Descriptor target = Descriptor.allocate(size)) {
+            target.registerMemory(connector);
+            for (int i = -warmup; i < iterations; i++) {
+                RdmaMetadata metadata = publish();
+                long start = System.nanoTime();
+                connector.beginRead(metadata, target).waitForCompletion();
+                long elapsed = System.nanoTime() - start;
+                expect("DONE");
+                if (i >= 0) {
+                    gbps[i] = size / (double) elapsed; // bytes per ns = GB/s
+                }
+            }
+        }
+        Arrays.sort(gbps);
+        System.out.printf(Locale.ROOT, "%-10s %6d %12.2f %12.2f%n", human(size), iterations, gbps[iterations / 2],
+                gbps[iterations - 1]);
+    }
+
+    private void latency(Connector connector, long size, int warmup, int iterations) throws IOException {
+        toPeer.println("alloc " + size);
+        expect("OK");
+        long[] nanos = new long[iterations];
+        try (Descriptor target = Descriptor.allocate(size)) {
+            target.registerMemory(connector);
+            for (int i = -warmup; i < iterations; i++) {
+                long start = System.nanoTime();
+                RdmaMetadata metadata = publish();
+                connector.beginRead(metadata, target).waitForCompletion();
+                expect("DONE");
+                if (i >= 0) {
+                    nanos[i] = System.nanoTime() - start;
+                }
+            }
+        }
+        Arrays.sort(nanos);
+        System.out.printf(Locale.ROOT,
+                "latency of a complete %s operation across processes (create, metadata JSON, read, both complete): "
+                        + "p50 %.1f us, p99 %.1f us (%d iterations)%n",
+                human(size), nanos[iterations / 2] / 1e3, nanos[(int) (iterations * 0.99)] / 1e3, iterations);
+    }
+
+    private static String human(long size) {
+        if (size >= 1L << 30) {
+            return (size >> 30) + " GiB";
+        }
+        if (size >= 1L << 20) {
+            return (size >> 20) + " MiB";
+        }
+        return (size >> 10) + " KiB";
+    }
+}
