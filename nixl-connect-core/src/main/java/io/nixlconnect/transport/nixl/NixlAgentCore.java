@@ -399,7 +399,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (access == null) {
             throw new IllegalArgumentException("window access must not be null");
         }
-        if (regions == null || regions.contains(null)) {
+        if (regions == null || regions.stream().anyMatch(java.util.Objects::isNull)) {
             throw new IllegalArgumentException("window regions must be a list without nulls");
         }
         if (notification == null) {

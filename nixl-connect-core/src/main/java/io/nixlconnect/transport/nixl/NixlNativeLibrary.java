@@ -52,6 +52,14 @@ final class NixlNativeLibrary {
             // NIXL reads its plugin directory from the environment when its plugin manager starts.
             LibC.INSTANCE.setenv("NIXL_PLUGIN_DIR", installation.pluginDir().toString(), 1);
         }
+        NativeLibrary library = openVerified(installation);
+        NixlCapi.bind(library);
+        bound = installation;
+        log.info("NIXL C API loaded from {} ({})", installation.libraryName(), installation.source());
+    }
+
+    /** Opens the library and checks it is a real NIXL C API of a supported version, before binding. */
+    static NativeLibrary openVerified(NixlInstallation installation) {
         NativeLibrary library = open(installation);
         List<String> missing = NixlCapi.missingSymbols(library);
         if (!missing.isEmpty()) {
@@ -64,9 +72,7 @@ final class NixlNativeLibrary {
             throw new TransportException(installation.libraryName() + " is NIXL's stub build (nixl_capi_is_stub()"
                     + " is true): it was built without NIXL and cannot move data; install a real NIXL");
         }
-        NixlCapi.bind(library);
-        bound = installation;
-        log.info("NIXL C API loaded from {} ({})", installation.libraryName(), installation.source());
+        return library;
     }
 
     static synchronized NixlInstallation bound() {
