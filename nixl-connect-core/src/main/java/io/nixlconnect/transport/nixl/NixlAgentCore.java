@@ -58,7 +58,12 @@ final class NixlAgentCore implements ProgressLoop.Work {
         this.settings = settings;
         this.onClose = onClose;
         long[] handle = new long[1];
-        check(NixlCapi.nixl_capi_create_agent(name, handle), "create agent '" + name + "'");
+        // By default NIXL's progress thread stays off: our loop already drives NIXL, and with both
+        // on two agents idled at 1.1 cores and 64 MiB READs ran 4x slower (docs/nixl.md). Calls come
+        // from user threads and the loop at once, so NIXL's strict thread sync is on.
+        long delay = settings.nixlProgressThreadDelayMicros();
+        byte[] config = NixlCapi.agentConfig(delay >= 0, Math.max(delay, 0), NixlCapi.THREAD_SYNC_STRICT);
+        check(NixlCapi.nixl_capi_create_configured_agent(name, config, handle), "create agent '" + name + "'");
         agent = handle[0];
         try {
             for (String plugin : settings.backends()) {

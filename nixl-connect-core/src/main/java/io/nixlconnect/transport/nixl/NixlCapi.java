@@ -31,7 +31,7 @@ final class NixlCapi {
 
     /** Symbols a usable libnixl_capi.so must export; missing ones mean a NIXL older than 1.1. */
     static final List<String> REQUIRED_SYMBOLS = List.of(
-            "nixl_capi_is_stub", "nixl_capi_create_agent", "nixl_capi_destroy_agent",
+            "nixl_capi_is_stub", "nixl_capi_create_agent", "nixl_capi_create_configured_agent", "nixl_capi_destroy_agent",
             "nixl_capi_get_local_md", "nixl_capi_load_remote_md", "nixl_capi_invalidate_remote_md",
             "nixl_capi_get_available_plugins", "nixl_capi_string_list_size", "nixl_capi_string_list_get",
             "nixl_capi_destroy_string_list", "nixl_capi_get_plugin_params", "nixl_capi_destroy_mem_list",
@@ -71,6 +71,26 @@ final class NixlCapi {
         Native.register(NixlCapi.class, library);
     }
 
+    static final int THREAD_SYNC_STRICT = 1;
+
+    /**
+     * Encodes {@code nixl_capi_agent_config_t} (x86-64 layout, 40 bytes): bool enable_prog_thread @0,
+     * bool enable_listen_thread @1, uint16 listen_port @2, enum thread_sync @4, uint num_workers @8,
+     * uint64 pthr_delay_us @16, uint64 lthr_delay_us @24, bool capture_telemetry @32.
+     */
+    static byte[] agentConfig(boolean progressThread, long progressDelayMicros, int threadSync) {
+        java.nio.ByteBuffer cfg = java.nio.ByteBuffer.allocate(40).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        cfg.put(0, (byte) (progressThread ? 1 : 0));
+        cfg.put(1, (byte) 0);
+        cfg.putShort(2, (short) 0);
+        cfg.putInt(4, threadSync);
+        cfg.putInt(8, 1);
+        cfg.putLong(16, progressDelayMicros);
+        cfg.putLong(24, 100_000);
+        cfg.put(32, (byte) 0);
+        return cfg.array();
+    }
+
     static String statusName(int status) {
         return switch (status) {
             case SUCCESS -> "SUCCESS";
@@ -90,6 +110,11 @@ final class NixlCapi {
 
     // --- agents and metadata ---
     static native int nixl_capi_create_agent(String name, long[] agent);
+
+    /**
+     * {@code cfg} is a {@code nixl_capi_agent_config_t}, see {@link #agentConfig}.
+     */
+    static native int nixl_capi_create_configured_agent(String name, byte[] cfg, long[] agent);
 
     static native int nixl_capi_destroy_agent(long agent);
 

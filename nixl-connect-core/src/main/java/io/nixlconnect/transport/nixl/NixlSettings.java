@@ -13,9 +13,16 @@ import java.util.Map;
  * @param backends          backend plugins every agent creates, in order; at least one
  * @param backendParameters parameters given to every backend on top of the plugin's defaults
  *                          (for UCX e.g. {@code ucx_error_handling_mode=none})
+ * @param nixlProgressThreadDelayMicros negative (the default): NIXL's own progress thread is off and
+ *                          this transport's progress loop drives NIXL; {@code >= 0}: NIXL also runs its
+ *                          progress thread, pausing that many microseconds between rounds (0 spins a core)
  */
 public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backends,
-        Map<String, String> backendParameters) {
+        Map<String, String> backendParameters, long nixlProgressThreadDelayMicros) {
+
+    public NixlSettings(Path libraryDir, Path pluginDir, List<String> backends, Map<String, String> backendParameters) {
+        this(libraryDir, pluginDir, backends, backendParameters, -1);
+    }
 
     public NixlSettings {
         backends = backends == null ? List.of("UCX") : List.copyOf(backends);
@@ -36,23 +43,28 @@ public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backend
 
     /** Search for NIXL, UCX backend with its defaults. */
     public static NixlSettings defaults() {
-        return new NixlSettings(null, null, List.of("UCX"), Map.of());
+        return new NixlSettings(null, null, List.of("UCX"), Map.of(), -1);
     }
 
     public NixlSettings withLibraryDir(Path dir) {
-        return new NixlSettings(dir, pluginDir, backends, backendParameters);
+        return new NixlSettings(dir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros);
     }
 
     public NixlSettings withPluginDir(Path dir) {
-        return new NixlSettings(libraryDir, dir, backends, backendParameters);
+        return new NixlSettings(libraryDir, dir, backends, backendParameters, nixlProgressThreadDelayMicros);
     }
 
     public NixlSettings withBackends(List<String> names) {
-        return new NixlSettings(libraryDir, pluginDir, names, backendParameters);
+        return new NixlSettings(libraryDir, pluginDir, names, backendParameters, nixlProgressThreadDelayMicros);
     }
 
     public NixlSettings withBackendParameters(Map<String, String> parameters) {
-        return new NixlSettings(libraryDir, pluginDir, backends, parameters);
+        return new NixlSettings(libraryDir, pluginDir, backends, parameters, nixlProgressThreadDelayMicros);
+    }
+
+    /** Turns NIXL's own progress thread on with the given pause, or off with a negative value. */
+    public NixlSettings withNixlProgressThreadDelayMicros(long micros) {
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, micros);
     }
 
     static void requireCString(String what, String value) {

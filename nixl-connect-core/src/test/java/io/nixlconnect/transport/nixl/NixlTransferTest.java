@@ -438,6 +438,24 @@ class NixlTransferTest {
         assertThat(sameBytes(local, remote)).isTrue();
     }
 
+    @Test
+    void idleAgentsDoNotBurnACore() throws Exception {
+        Memory remote = buffer(64, 29);
+        register(passive, remote);
+        connect();
+        PassiveWindow waiting = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("idle"));
+        cleanup.add(waiting);
+        Thread.sleep(500);
+        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long cpuBefore = os.getProcessCpuTime();
+        long wallBefore = System.nanoTime();
+        Thread.sleep(2000);
+        double cores = (os.getProcessCpuTime() - cpuBefore) / (double) (System.nanoTime() - wallBefore);
+        System.out.printf("NIXL idle: two agents, one open window: %.3f cores busy%n", cores);
+        assertThat(cores).as("CPU used by the whole JVM while two agents idle").isLessThan(0.25);
+    }
+
     private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
