@@ -18,13 +18,22 @@ final class NixlTestSupport {
         return dir == null || dir.isBlank() ? settings : settings.withLibraryDir(Path.of(dir));
     }
 
-    static NixlTransport openOrSkip() {
+    private static String unavailable;
+
+    /** Opens NIXL; null when it cannot be loaded ({@link #skipUnlessLoaded} then skips with the reason). */
+    static synchronized NixlTransport openOrNull() {
         try {
+            unavailable = null;
             return NixlTransport.open(settings());
         } catch (TransportException e) {
-            Assumptions.abort("NIXL cannot be loaded, so the NIXL transfer tests are skipped"
-                    + " (run .ci/nixl-setup.sh and export what it prints): " + e.getMessage());
-            throw e;
+            unavailable = e.getMessage();
+            return null;
         }
+    }
+
+    /** Skips the calling test, stating why, when {@link #openOrNull} failed. */
+    static synchronized void skipUnlessLoaded(NixlTransport transport) {
+        Assumptions.assumeTrue(transport != null, () -> "NIXL cannot be loaded, so this NIXL test is skipped"
+                + " (run .ci/nixl-setup.sh and export what it prints): " + unavailable);
     }
 }
