@@ -277,6 +277,7 @@ class NixlTransferTest {
         TransferHandle handle = active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
                 List.of(region(remote)), key("cancelled"));
         handle.cancel();
+        System.out.println("NIXL cancel of a 64 MiB READ right after posting left it " + handle.state());
 
         assertThat(handle.state()).isIn(TransferState.CANCELLED, TransferState.DONE);
         assertThat(handle.completion()).isDone();
