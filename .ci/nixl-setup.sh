@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Fetches a real NIXL for the NIXL transport tests: downloads NIXL's Python wheel from PyPI (the
+# wheel carries libnixl_capi.so, libnixl.so, the plugins, UCX and Abseil with $ORIGIN rpaths), unpacks
+# the native libraries into .ci-cache/nixl/ and prints the environment the tests read.
+#
+#   eval "$(.ci/nixl-setup.sh)"      # or: .ci/nixl-setup.sh; source .ci-cache/nixl/env.sh
+#
+# Variables: NIXL_WHEEL (default nixl-cu12), NIXL_WHEEL_VERSION (default 1.5.1), PIP (default pip3).
+# Nothing is installed into Python: the wheel is only unpacked. Reruns reuse the cache.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+wheel_name="${NIXL_WHEEL:-nixl-cu12}"
+version="${NIXL_WHEEL_VERSION:-1.5.1}"
+pip="${PIP:-pip3}"
+module="${wheel_name//-/_}"                       # nixl-cu12 -> nixl_cu12
+cache="$root/.ci-cache"
+dest="$cache/nixl/$module-$version"
+libdir="$dest/.$module.mesonpy.libs"
+log() { echo "nixl-setup: $*" >&2; }
+
+if [[ ! -f "$libdir/libnixl_capi.so" ]]; then
+  mkdir -p "$cache/downloads"
+  log "downloading $wheel_name==$version from PyPI"
+  # The native libraries do not depend on the Python version: ask for the cp311 manylinux wheel
+  # whatever python runs pip.
+  "$pip" download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
+      --platform manylinux_2_28_x86_64 --dest "$cache/downloads" "$wheel_name==$version" >&2
+  whl="$(ls "$cache/downloads/${module}-${version}-"*.whl | head -n 1)"
+  log "unpacking the native libraries of $(basename "$whl")"
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  python3 - "$whl" "$dest" "$module" <<'PY'
+import sys, zipfile
+whl, dest, module = sys.argv[1:]
+wanted = (f".{module}.mesonpy.libs/", f"{module}.libs/")   # NIXL + plugins, bundled UCX/Abseil/...
+with zipfile.ZipFile(whl) as z:
+    for info in z.infolist():
+        if info.filename.startswith(wanted):
+            z.extract(info, dest)
+PY
+  chmod -R u+rwX "$dest"
+fi
+
+if [[ ! -f "$libdir/libnixl_capi.so" ]]; then
+  log "ERROR: $wheel_name $version has no libnixl_capi.so (NIXL's C API); use NIXL >= 1.1"
+  exit 1
+fi
+unresolved="$(ldd "$libdir/libnixl_capi.so" "$libdir/plugins/libplugin_UCX.so" | grep 'not found' || true)"
+if [[ -n "$unresolved" ]]; then
+  log "ERROR: unresolved dependencies:"; echo "$unresolved" >&2; exit 1
+fi
+
+env_file="$cache/nixl/env.sh"
+cat > "$env_file" <<ENV
+export NIXL_LIBRARY_DIR="$libdir"
+export NIXL_PLUGIN_DIR="$libdir/plugins"
+ENV
+log "NIXL $version ready in $libdir (env in $env_file)"
+cat "$env_file"

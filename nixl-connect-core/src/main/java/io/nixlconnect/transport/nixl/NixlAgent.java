@@ -1,0 +1,91 @@
+package io.nixlconnect.transport.nixl;
+
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.MemoryRegistration;
+import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.TransferHandle;
+import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransportAgent;
+
+import java.lang.ref.Cleaner;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@link TransportAgent} handed out by {@link NixlTransport}: a thin face over
+ * {@link NixlAgentCore}. The core is what the progress thread references, so an agent dropped
+ * without {@link #close()} becomes unreachable and the {@link Cleaner} closes its core (a safety
+ * net only; close agents explicitly).
+ */
+final class NixlAgent implements TransportAgent {
+
+    private static final Cleaner CLEANER = Cleaner.create();
+
+    private final NixlAgentCore core;
+    private final Cleaner.Cleanable cleanable;
+
+    NixlAgent(NixlAgentCore core) {
+        this.core = core;
+        this.cleanable = CLEANER.register(this, core::close);
+    }
+
+    NixlAgentCore core() {
+        return core;
+    }
+
+    @Override
+    public String name() {
+        return core.name();
+    }
+
+    @Override
+    public Map<String, Object> details() {
+        return core.details();
+    }
+
+    @Override
+    public boolean isServing() {
+        return core.isServing();
+    }
+
+    @Override
+    public MemoryRegistration registerMemory(MemoryRegion region) {
+        return core.register(region);
+    }
+
+    @Override
+    public byte[] localMetadata() {
+        return core.localMetadata();
+    }
+
+    @Override
+    public String loadRemoteAgent(byte[] metadata) {
+        return core.loadRemote(metadata);
+    }
+
+    @Override
+    public void unloadRemoteAgent(String remoteAgentName) {
+        core.unloadRemote(remoteAgentName);
+    }
+
+    @Override
+    public TransferHandle postTransfer(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
+            List<MemoryRegion> remote, byte[] notification) {
+        return core.post(op, local, remoteAgentName, remote, notification);
+    }
+
+    @Override
+    public PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification) {
+        return core.openWindow(access, regions, notification);
+    }
+
+    @Override
+    public void close() {
+        cleanable.clean();
+    }
+
+    @Override
+    public String toString() {
+        return "NixlAgent[" + core.name() + "]";
+    }
+}

@@ -1,0 +1,168 @@
+package io.nixlconnect.transport.nixl;
+
+import com.sun.jna.Library;
+import com.sun.jna.Native;
+import com.sun.jna.NativeLibrary;
+import io.nixlconnect.transport.TransportException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Loads {@code libnixl_capi.so} once per JVM and binds {@link NixlCapi} to it.
+ *
+ * <p>JNA loads by absolute path, so dependencies the dynamic loader cannot find by itself
+ * ({@code libnixl.so}, {@code libnixl_build.so}, Abseil, UCX when the install has no rpath) are
+ * preloaded from the library's directory: whenever {@code dlopen} names a missing library, that
+ * library is loaded first (it then satisfies the dependency by its soname) and the load is retried.
+ * Libraries are opened {@code RTLD_GLOBAL} so NIXL's plugins see their symbols.
+ */
+final class NixlNativeLibrary {
+
+    private static final Logger log = LoggerFactory.getLogger(NixlNativeLibrary.class);
+    private static final int RTLD_NOW_GLOBAL = 0x002 | 0x100;
+    private static final Pattern MISSING_DEPENDENCY =
+            Pattern.compile("([A-Za-z0-9_.+-]+\\.so[0-9.]*): cannot open shared object file");
+    private static final int MAX_PRELOADS = 64;
+
+    private static NixlInstallation bound;
+
+    private NixlNativeLibrary() {
+    }
+
+    /** Binds NIXL from {@code installation}; idempotent for the same library, an error for another. */
+    static synchronized void load(NixlInstallation installation) {
+        if (bound != null) {
+            if (!String.valueOf(bound.capiLibrary()).equals(String.valueOf(installation.capiLibrary()))) {
+                throw new TransportException("NIXL is already loaded from " + bound.libraryName()
+                        + " in this JVM; cannot also load " + installation.libraryName());
+            }
+            return;
+        }
+        if (installation.pluginDir() != null) {
+            // NIXL reads its plugin directory from the environment when its plugin manager starts.
+            LibC.INSTANCE.setenv("NIXL_PLUGIN_DIR", installation.pluginDir().toString(), 1);
+        }
+        NativeLibrary library = openVerified(installation);
+        NixlCapi.bind(library);
+        bound = installation;
+        log.info("NIXL C API loaded from {} ({})", installation.libraryName(), installation.source());
+    }
+
+    /** Opens the library and checks it is a real NIXL C API of a supported version, before binding. */
+    static NativeLibrary openVerified(NixlInstallation installation) {
+        NativeLibrary library = open(installation);
+        List<String> missing = NixlCapi.missingSymbols(library);
+        if (!missing.isEmpty()) {
+            throw new TransportException(installation.libraryName() + " is not a usable NIXL C API: it lacks "
+                    + missing + "; NIXL >= 1.1 is required");
+        }
+        // Ask before anything else: a stub build aborts the process on most other calls.
+        byte stub = (byte) library.getFunction("nixl_capi_is_stub").invokeInt(new Object[0]);
+        if (stub != 0) {
+            throw new TransportException(installation.libraryName() + " is NIXL's stub build (nixl_capi_is_stub()"
+                    + " is true): it was built without NIXL and cannot move data; install a real NIXL");
+        }
+        return library;
+    }
+
+    static synchronized NixlInstallation bound() {
+        return bound;
+    }
+
+    private static NativeLibrary open(NixlInstallation installation) {
+        Map<String, Object> options = Map.of(Library.OPTION_OPEN_FLAGS, RTLD_NOW_GLOBAL);
+        if (installation.capiLibrary() == null) {
+            return openOrExplain(installation.libraryName(), options, List.of());
+        }
+        List<Path> dependencyDirs = dependencyDirs(installation.libraryDir());
+        Set<String> preloaded = new LinkedHashSet<>();
+        return openWithDependencies(installation.capiLibrary(), options, dependencyDirs, preloaded);
+    }
+
+    private static NativeLibrary openWithDependencies(Path library, Map<String, Object> options,
+            List<Path> dependencyDirs, Set<String> preloaded) {
+        while (true) {
+            try {
+                return NativeLibrary.getInstance(library.toString(), options);
+            } catch (UnsatisfiedLinkError e) {
+                String dependency = missingDependency(e);
+                Path found = dependency == null ? null : find(dependency, dependencyDirs);
+                if (found == null || preloaded.contains(dependency) || preloaded.size() >= MAX_PRELOADS) {
+                    throw new TransportException("cannot load " + library + ": " + e.getMessage()
+                            + (dependency == null ? "" : " (looked for " + dependency + " in " + dependencyDirs
+                                    + "; add its directory to LD_LIBRARY_PATH)"), e);
+                }
+                preloaded.add(dependency);
+                openWithDependencies(found, options, dependencyDirs, preloaded);
+            }
+        }
+    }
+
+    private static NativeLibrary openOrExplain(String name, Map<String, Object> options, List<Path> dirs) {
+        try {
+            return NativeLibrary.getInstance(name, options);
+        } catch (UnsatisfiedLinkError e) {
+            throw new TransportException("cannot load " + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    static String missingDependency(UnsatisfiedLinkError error) {
+        String message = String.valueOf(error.getMessage());
+        Matcher matcher = MISSING_DEPENDENCY.matcher(message);
+        String last = null;
+        while (matcher.find()) {
+            last = matcher.group(1);
+        }
+        return last;
+    }
+
+    /** The library's own directory, its plugins, and the usual homes of UCX and Abseil beside a NIXL prefix. */
+    private static List<Path> dependencyDirs(Path libraryDir) {
+        List<Path> dirs = new ArrayList<>();
+        dirs.add(libraryDir);
+        Path parent = libraryDir.getParent();
+        if (parent != null) {
+            dirs.add(parent);
+            Path grandParent = parent.getParent();
+            if (grandParent != null) {
+                for (String sub : List.of("lib", "lib64", "lib/x86_64-linux-gnu")) {
+                    dirs.add(grandParent.resolve(sub));
+                }
+            }
+        }
+        String ucx = System.getenv("UCX_PREFIX");
+        if (ucx != null && !ucx.isBlank()) {
+            dirs.add(Path.of(ucx, "lib"));
+        }
+        dirs.add(Path.of("/usr/local/ucx/lib"));
+        dirs.removeIf(dir -> !Files.isDirectory(dir));
+        return dirs.stream().distinct().toList();
+    }
+
+    private static Path find(String fileName, List<Path> dirs) {
+        for (Path dir : dirs) {
+            Path candidate = dir.resolve(fileName);
+            if (Files.isRegularFile(candidate)) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
+    /** The one libc function needed: {@code setenv}, so NIXL sees a configured plugin directory. */
+    interface LibC extends Library {
+        LibC INSTANCE = Native.load("c", LibC.class);
+
+        int setenv(String name, String value, int overwrite);
+    }
+}

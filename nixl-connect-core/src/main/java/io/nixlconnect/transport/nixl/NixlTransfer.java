@@ -1,0 +1,126 @@
+package io.nixlconnect.transport.nixl;
+
+import io.nixlconnect.transport.TransferHandle;
+import io.nixlconnect.transport.TransferState;
+import io.nixlconnect.transport.TransportException;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One posted NIXL transfer request. The agent's progress thread polls it; {@link #cancel()} may race
+ * with that poll, so every native call on the request happens under this object's lock and the
+ * request is released exactly once.
+ */
+final class NixlTransfer implements TransferHandle {
+
+    private final NixlAgentCore agent;
+    private final String description;
+    private final CompletableFuture<Void> completion = new CompletableFuture<>();
+    private long request;
+    private volatile TransferState state = TransferState.IN_PROGRESS;
+
+    NixlTransfer(NixlAgentCore agent, long request, String description) {
+        this.agent = agent;
+        this.request = request;
+        this.description = description;
+    }
+
+    @Override
+    public TransferState state() {
+        return state;
+    }
+
+    @Override
+    public CompletableFuture<Void> completion() {
+        return completion;
+    }
+
+    /**
+     * Checks the request once (progress thread). Returns true when the transfer has ended, and
+     * then has released the request and completed the future.
+     */
+    boolean poll() {
+        Runnable outcome;
+        synchronized (this) {
+            if (state.isTerminal()) {
+                return true;
+            }
+            int status = NixlCapi.nixl_capi_get_xfer_status(agent.handle(), request);
+            if (status == NixlCapi.IN_PROGRESS) {
+                return false;
+            }
+            outcome = finish(status);
+        }
+        outcome.run();
+        return true;
+    }
+
+    /** Records the result of post or a status check; call with the lock held. */
+    Runnable finish(int status) {
+        release();
+        if (status == NixlCapi.SUCCESS) {
+            state = TransferState.DONE;
+            return () -> completion.complete(null);
+        }
+        state = TransferState.ERROR;
+        TransportException error = new TransportException("NIXL transfer " + description + " failed: "
+                + NixlCapi.statusName(status));
+        return () -> completion.completeExceptionally(error);
+    }
+
+    @Override
+    public void cancel() {
+        agent.lifecycle.readLock().lock();
+        try {
+            cancelLocked();
+        } finally {
+            agent.lifecycle.readLock().unlock();
+        }
+    }
+
+    private void cancelLocked() {
+        synchronized (this) {
+            if (state.isTerminal()) {
+                return;
+            }
+            // NIXL's releaseXferReq aborts an in-flight request in the backend before returning.
+            if (!release()) {
+                throw new TransportException("NIXL refused to release transfer " + description
+                        + "; it may still be in progress");
+            }
+            state = TransferState.CANCELLED;
+        }
+        agent.forget(this);
+        completion.cancel(false);
+    }
+
+    /** Cancels on agent close; never throws. */
+    void abandon(String why) {
+        synchronized (this) {
+            if (state.isTerminal()) {
+                return;
+            }
+            release();
+            state = TransferState.CANCELLED;
+        }
+        completion.completeExceptionally(new TransportException("transfer " + description + " cancelled: " + why));
+    }
+
+    private boolean release() {
+        if (request == 0) {
+            return true;
+        }
+        int released = NixlCapi.nixl_capi_release_xfer_req(agent.handle(), request);
+        if (released != NixlCapi.SUCCESS) {
+            return false;
+        }
+        NixlCapi.nixl_capi_destroy_xfer_req(request);
+        request = 0;
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return "NixlTransfer[" + description + ", " + state + "]";
+    }
+}

@@ -1,0 +1,181 @@
+package io.nixlconnect.transport.nixl;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Matches incoming notifications, by their exact bytes, with the windows waiting for them.
+ *
+ * <p>Each notification completes one waiter (the longest-waiting one for those bytes). A notification
+ * nobody waits for yet is kept, so a window opened a moment later still sees it; that buffer is
+ * bounded in count and bytes and drops its oldest entries first. Futures are completed outside the
+ * lock.
+ */
+final class NotificationDispatcher {
+
+    private final int maxBuffered;
+    private final long maxBufferedBytes;
+    private final Map<Key, ArrayDeque<Waiter>> waiting = new HashMap<>();
+    private final LinkedHashMap<Key, Integer> early = new LinkedHashMap<>();
+    private int bufferedCount;
+    private long bufferedBytes;
+    private long dropped;
+
+    NotificationDispatcher(int maxBuffered, long maxBufferedBytes) {
+        this.maxBuffered = maxBuffered;
+        this.maxBufferedBytes = maxBufferedBytes;
+    }
+
+    /** A registered wait for one notification. */
+    static final class Waiter {
+        private final Key key;
+        final CompletableFuture<Void> future = new CompletableFuture<>();
+
+        private Waiter(Key key) {
+            this.key = key;
+        }
+    }
+
+    /** Starts waiting for {@code notification}; completes at once if it already arrived. */
+    Waiter await(byte[] notification) {
+        Key key = new Key(notification.clone());
+        Waiter waiter = new Waiter(key);
+        boolean alreadyArrived;
+        synchronized (this) {
+            alreadyArrived = takeEarly(key);
+            if (!alreadyArrived) {
+                waiting.computeIfAbsent(key, k -> new ArrayDeque<>()).add(waiter);
+            }
+        }
+        if (alreadyArrived) {
+            waiter.future.complete(null);
+        }
+        return waiter;
+    }
+
+    /** Stops a wait; its future is cancelled unless it completed already. */
+    void cancel(Waiter waiter) {
+        synchronized (this) {
+            ArrayDeque<Waiter> queue = waiting.get(waiter.key);
+            if (queue != null && queue.remove(waiter) && queue.isEmpty()) {
+                waiting.remove(waiter.key);
+            }
+        }
+        waiter.future.completeExceptionally(new CancellationException("window closed before its notification"));
+    }
+
+    /** Hands one received notification to its waiter, or buffers it. */
+    void deliver(byte[] notification) {
+        Key key = new Key(notification);
+        Waiter waiter = null;
+        synchronized (this) {
+            ArrayDeque<Waiter> queue = waiting.get(key);
+            if (queue != null) {
+                waiter = queue.poll();
+                if (queue.isEmpty()) {
+                    waiting.remove(key);
+                }
+            } else {
+                buffer(key);
+            }
+        }
+        if (waiter != null) {
+            waiter.future.complete(null);
+        }
+    }
+
+    /** Fails every waiter (agent closing) and forgets buffered notifications. */
+    void failAll(Throwable cause) {
+        List<Waiter> all = new ArrayList<>();
+        synchronized (this) {
+            waiting.values().forEach(all::addAll);
+            waiting.clear();
+            early.clear();
+            bufferedCount = 0;
+            bufferedBytes = 0;
+        }
+        all.forEach(waiter -> waiter.future.completeExceptionally(cause));
+    }
+
+    synchronized int waitingCount() {
+        int count = 0;
+        for (ArrayDeque<Waiter> queue : waiting.values()) {
+            count += queue.size();
+        }
+        return count;
+    }
+
+    synchronized int bufferedCount() {
+        return bufferedCount;
+    }
+
+    synchronized long droppedCount() {
+        return dropped;
+    }
+
+    private boolean takeEarly(Key key) {
+        Integer count = early.get(key);
+        if (count == null) {
+            return false;
+        }
+        if (count == 1) {
+            early.remove(key);
+        } else {
+            early.put(key, count - 1);
+        }
+        bufferedCount--;
+        bufferedBytes -= key.bytes.length;
+        return true;
+    }
+
+    private void buffer(Key key) {
+        if (maxBuffered <= 0 || key.bytes.length > maxBufferedBytes) {
+            dropped++;
+            return;
+        }
+        early.merge(key, 1, Integer::sum);
+        bufferedCount++;
+        bufferedBytes += key.bytes.length;
+        Iterator<Map.Entry<Key, Integer>> oldest = early.entrySet().iterator();
+        while ((bufferedCount > maxBuffered || bufferedBytes > maxBufferedBytes) && oldest.hasNext()) {
+            Map.Entry<Key, Integer> entry = oldest.next();
+            bufferedCount--;
+            bufferedBytes -= entry.getKey().bytes.length;
+            dropped++;
+            if (entry.getValue() == 1) {
+                oldest.remove();
+            } else {
+                entry.setValue(entry.getValue() - 1);
+            }
+        }
+    }
+
+    /** Notification bytes with value equality. */
+    private static final class Key {
+        private final byte[] bytes;
+        private final int hash;
+
+        Key(byte[] bytes) {
+            this.bytes = bytes;
+            this.hash = Arrays.hashCode(bytes);
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Key key && Arrays.equals(bytes, key.bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
+}

@@ -1,0 +1,471 @@
+package io.nixlconnect.transport.nixl;
+
+import com.sun.jna.Memory;
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.MemoryRegistration;
+import io.nixlconnect.transport.MemoryType;
+import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.TransferHandle;
+import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransferState;
+import io.nixlconnect.transport.TransportAgent;
+import io.nixlconnect.transport.TransportException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Transfers over two real NIXL agents (UCX backend) in one JVM, through the SPI. Skipped, with the
+ * reason, when NIXL cannot be loaded; {@code .ci/nixl-setup.sh} provides it.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class NixlTransferTest {
+
+    private static final AtomicInteger AGENT_IDS = new AtomicInteger();
+    private static NixlTransport transport;
+
+    private TransportAgent active;
+    private TransportAgent passive;
+    private String passiveName;
+    private final List<AutoCloseable> cleanup = new ArrayList<>();
+
+    @BeforeAll
+    static void openNixl() {
+        transport = NixlTestSupport.openOrNull();
+    }
+
+    @AfterAll
+    static void closeNixl() {
+        if (transport != null) {
+            transport.close();
+        }
+    }
+
+    @BeforeEach
+    void twoAgents() {
+        NixlTestSupport.skipUnlessLoaded(transport);
+        int id = AGENT_IDS.incrementAndGet();
+        active = transport.createAgent("active-" + id);
+        passive = transport.createAgent("passive-" + id);
+    }
+
+    @AfterEach
+    void closeAgents() throws Exception {
+        if (active == null) {
+            return;
+        }
+        for (AutoCloseable closeable : cleanup) {
+            closeable.close();
+        }
+        active.close();
+        passive.close();
+    }
+
+    private Memory buffer(long size, int seed) {
+        Memory memory = new Memory(size);
+        byte[] pattern = new byte[(int) Math.min(size, 1 << 20)];
+        for (int i = 0; i < pattern.length; i++) {
+            pattern[i] = (byte) (i * 31 + seed);
+        }
+        for (long offset = 0; offset < size; offset += pattern.length) {
+            memory.write(offset, pattern, 0, (int) Math.min(pattern.length, size - offset));
+        }
+        return memory;
+    }
+
+    private static MemoryRegion region(Memory memory) {
+        return new MemoryRegion(com.sun.jna.Pointer.nativeValue(memory), memory.size(), MemoryType.DRAM, 0);
+    }
+
+    private MemoryRegistration register(TransportAgent agent, Memory memory) {
+        MemoryRegistration registration = agent.registerMemory(region(memory));
+        cleanup.add(0, registration);
+        return registration;
+    }
+
+    /** Loads the passive agent into the active one, after the passive side registered its memory. */
+    private void connect() {
+        passiveName = active.loadRemoteAgent(passive.localMetadata());
+    }
+
+    private static byte[] key(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static boolean sameBytes(Memory a, Memory b) {
+        return java.util.Arrays.equals(a.getByteArray(0, (int) a.size()), b.getByteArray(0, (int) b.size()));
+    }
+
+    private void readAndCheck(long size) throws Exception {
+        Memory local = buffer(size, 1);
+        Memory remote = buffer(size, 2);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("read-" + size));
+
+        TransferHandle handle = active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
+                List.of(region(remote)), key("read-" + size));
+
+        handle.completion().get(30, TimeUnit.SECONDS);
+        window.notified().get(30, TimeUnit.SECONDS);
+        assertThat(handle.state()).isEqualTo(TransferState.DONE);
+        assertThat(sameBytes(local, remote)).isTrue();
+    }
+
+    private void writeAndCheck(long size) throws Exception {
+        Memory local = buffer(size, 3);
+        Memory remote = buffer(size, 4);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        PassiveWindow window = passive.openWindow(TransferOp.WRITE, List.of(region(remote)), key("write-" + size));
+
+        TransferHandle handle = active.postTransfer(TransferOp.WRITE, List.of(region(local)), passiveName,
+                List.of(region(remote)), key("write-" + size));
+
+        handle.completion().get(30, TimeUnit.SECONDS);
+        window.notified().get(30, TimeUnit.SECONDS);
+        assertThat(sameBytes(local, remote)).isTrue();
+    }
+
+    @Test
+    void readsOneByte() throws Exception {
+        readAndCheck(1);
+    }
+
+    @Test
+    void readsFourKib() throws Exception {
+        readAndCheck(4096);
+    }
+
+    @Test
+    void readsSixtyFourMib() throws Exception {
+        readAndCheck(64L << 20);
+    }
+
+    @Test
+    void writesOneByte() throws Exception {
+        writeAndCheck(1);
+    }
+
+    @Test
+    void writesFourKib() throws Exception {
+        writeAndCheck(4096);
+    }
+
+    @Test
+    void writesSixtyFourMib() throws Exception {
+        writeAndCheck(64L << 20);
+    }
+
+    @Test
+    void readsSeveralRegionsInOneTransfer() throws Exception {
+        long[] sizes = {1, 4096, 100_000, 3};
+        List<Memory> locals = new ArrayList<>();
+        List<Memory> remotes = new ArrayList<>();
+        for (int i = 0; i < sizes.length; i++) {
+            locals.add(buffer(sizes[i], 10 + i));
+            remotes.add(buffer(sizes[i], 20 + i));
+            register(active, locals.get(i));
+            register(passive, remotes.get(i));
+        }
+        connect();
+        PassiveWindow window = passive.openWindow(TransferOp.READ, remotes.stream().map(NixlTransferTest::region).toList(),
+                key("multi"));
+
+        active.postTransfer(TransferOp.READ, locals.stream().map(NixlTransferTest::region).toList(), passiveName,
+                remotes.stream().map(NixlTransferTest::region).toList(), key("multi")).completion().get(30, TimeUnit.SECONDS);
+
+        window.notified().get(30, TimeUnit.SECONDS);
+        for (int i = 0; i < sizes.length; i++) {
+            assertThat(sameBytes(locals.get(i), remotes.get(i))).as("region %d", i).isTrue();
+        }
+    }
+
+    @Test
+    void readsIntoPartsOfRegisteredRegions() throws Exception {
+        Memory local = buffer(8192, 5);
+        Memory remote = buffer(8192, 6);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        MemoryRegion localPart = new MemoryRegion(region(local).address() + 100, 1000, MemoryType.DRAM, 0);
+        MemoryRegion remotePart = new MemoryRegion(region(remote).address() + 5000, 1000, MemoryType.DRAM, 0);
+
+        active.postTransfer(TransferOp.READ, List.of(localPart), passiveName, List.of(remotePart), null)
+                .completion().get(30, TimeUnit.SECONDS);
+
+        assertThat(local.getByteArray(100, 1000)).isEqualTo(remote.getByteArray(5000, 1000));
+        assertThat(local.getByteArray(0, 100)).isEqualTo(buffer(8192, 5).getByteArray(0, 100));
+    }
+
+    @Test
+    void dispatchesNotificationsToSeveralConcurrentWindows() throws Exception {
+        Memory local = buffer(4096, 7);
+        Memory remote = buffer(4096, 8);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        int windows = 16;
+        List<PassiveWindow> opened = new ArrayList<>();
+        for (int i = 0; i < windows; i++) {
+            opened.add(passive.openWindow(TransferOp.READ, List.of(region(remote)), key("window-" + i)));
+        }
+        PassiveWindow unrelated = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("window-1x"));
+        cleanup.add(unrelated);
+
+        List<CompletableFuture<Void>> transfers = new ArrayList<>();
+        for (int i = windows - 1; i >= 0; i--) {
+            transfers.add(active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
+                    List.of(region(remote)), key("window-" + i)).completion());
+        }
+        CompletableFuture.allOf(transfers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        CompletableFuture.allOf(opened.stream().map(PassiveWindow::notified).toArray(CompletableFuture[]::new))
+                .get(30, TimeUnit.SECONDS);
+
+        assertThat(unrelated.notified()).isNotDone();
+    }
+
+    @Test
+    void aNotificationArrivingBeforeItsWindowIsNotLost() throws Exception {
+        Memory local = buffer(64, 9);
+        Memory remote = buffer(64, 10);
+        register(active, local);
+        register(passive, remote);
+        connect();
+
+        active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
+                key("early")).completion().get(30, TimeUnit.SECONDS);
+        waitUntil(() -> ((Number) passive.details().get("notificationsReceived")).longValue() >= 1);
+
+        PassiveWindow late = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("early"));
+        late.notified().get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void closingAWindowCancelsItsWait() {
+        PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(), key("never"));
+        window.close();
+        assertThatThrownBy(() -> window.notified().get(5, TimeUnit.SECONDS))
+                .isInstanceOf(CancellationException.class);
+    }
+
+    @Test
+    void cancelEndsTheTransferAndReleasesIt() throws Exception {
+        Memory local = buffer(64L << 20, 11);
+        Memory remote = buffer(64L << 20, 12);
+        register(active, local);
+        register(passive, remote);
+        connect();
+
+        TransferHandle handle = active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
+                List.of(region(remote)), key("cancelled"));
+        handle.cancel();
+        System.out.println("NIXL cancel of a 64 MiB READ right after posting left it " + handle.state());
+
+        assertThat(handle.state()).isIn(TransferState.CANCELLED, TransferState.DONE);
+        assertThat(handle.completion()).isDone();
+        if (handle.state() == TransferState.CANCELLED) {
+            assertThatThrownBy(() -> handle.completion().get()).isInstanceOf(CancellationException.class);
+        }
+        assertThat(active.details().get("transfersInFlight")).isEqualTo(0);
+        handle.cancel(); // idempotent
+    }
+
+    @Test
+    void anUnknownPeerIsRefusedAtPost() {
+        Memory local = buffer(64, 13);
+        register(active, local);
+
+        assertThatThrownBy(() -> active.postTransfer(TransferOp.READ, List.of(region(local)), "nobody",
+                List.of(region(local)), key("x")))
+                .isInstanceOf(TransportException.class)
+                .hasMessageContaining("'nobody' is not loaded");
+    }
+
+    @Test
+    void anUnloadedPeerIsRefusedAtPost() {
+        Memory local = buffer(64, 14);
+        Memory remote = buffer(64, 15);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        active.unloadRemoteAgent(passiveName);
+        active.unloadRemoteAgent("never-loaded"); // ignored
+
+        assertThatThrownBy(() -> active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
+                List.of(region(remote)), key("x")))
+                .isInstanceOf(TransportException.class)
+                .hasMessageContaining("not loaded");
+    }
+
+    @Test
+    void aClosedPeerFailsTheTransferInsteadOfHanging() throws Exception {
+        Memory local = buffer(4096, 16);
+        Memory remote = buffer(4096, 17);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)), null)
+                .completion().get(30, TimeUnit.SECONDS);
+
+        passive.close();
+
+        TransferHandle handle;
+        try {
+            handle = active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
+                    List.of(region(remote)), key("to-the-dead"));
+        } catch (TransportException refusedAtPost) {
+            return;
+        }
+        assertThatThrownBy(() -> handle.completion().get(30, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(TransportException.class);
+        assertThat(handle.state()).isEqualTo(TransferState.ERROR);
+    }
+
+    @Test
+    void unregisteredLocalMemoryIsRefusedAtPost() {
+        Memory remote = buffer(64, 18);
+        register(passive, remote);
+        connect();
+        Memory unregistered = buffer(64, 19);
+
+        assertThatThrownBy(() -> active.postTransfer(TransferOp.READ, List.of(region(unregistered)), passiveName,
+                List.of(region(remote)), null))
+                .isInstanceOf(TransportException.class);
+    }
+
+    @Test
+    void badArgumentsAreRefusedBeforeNativeCode() {
+        Memory local = buffer(64, 20);
+        MemoryRegion ok = region(local);
+        MemoryRegion shorter = new MemoryRegion(ok.address(), 32, MemoryType.DRAM, 0);
+        assertThatThrownBy(() -> active.postTransfer(TransferOp.READ, List.of(ok), "p", List.of(shorter), null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("differs in size");
+        assertThatThrownBy(() -> active.postTransfer(TransferOp.READ, List.of(ok, ok), "p", List.of(ok), null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("differ in length");
+        assertThatThrownBy(() -> active.registerMemory(new MemoryRegion(0, 10, MemoryType.DRAM, 0)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("address 0");
+        assertThatThrownBy(() -> active.registerMemory(new MemoryRegion(ok.address(), 0, MemoryType.DRAM, 0)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty");
+        assertThatThrownBy(() -> active.loadRemoteAgent(new byte[0]))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> active.loadRemoteAgent(key("garbage metadata")))
+                .isInstanceOf(TransportException.class);
+        assertThatThrownBy(() -> transport.createAgent(active.name()))
+                .isInstanceOf(TransportException.class).hasMessageContaining("already exists");
+    }
+
+    @Test
+    void reloadsAPeerWhoseMetadataChanged() throws Exception {
+        Memory first = buffer(64, 21);
+        register(passive, first);
+        connect();
+        Memory second = buffer(64, 22);
+        register(passive, second);
+        Memory local = buffer(64, 23);
+        register(active, local);
+
+        assertThat(active.loadRemoteAgent(passive.localMetadata())).isEqualTo(passiveName);
+
+        active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(second)), null)
+                .completion().get(30, TimeUnit.SECONDS);
+        assertThat(sameBytes(local, second)).isTrue();
+    }
+
+    @Test
+    void closeReleasesRegistrationsPeersAndPendingWindows() throws Exception {
+        Memory local = buffer(64, 24);
+        register(active, local);
+        MemoryRegistration extra = active.registerMemory(region(buffer(64, 25)));
+        extra.close();
+        extra.close();
+        assertThat(active.details().get("registrations")).isEqualTo(1);
+        register(passive, buffer(64, 26));
+        connect();
+        PassiveWindow window = active.openWindow(TransferOp.READ, List.of(region(local)), key("pending"));
+        assertThat(active.isServing()).isTrue();
+
+        active.close();
+
+        assertThat(active.isServing()).isFalse();
+        assertThat(active.details().get("registrations")).isEqualTo(0);
+        assertThat(active.details().get("remoteAgents")).isEqualTo(0);
+        assertThatThrownBy(() -> window.notified().get(5, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(TransportException.class);
+        assertThatThrownBy(active::localMetadata).isInstanceOf(TransportException.class).hasMessageContaining("closed");
+        active.close(); // idempotent
+        // the name is free again once closed
+        transport.createAgent(active.name()).close();
+    }
+
+    @Test
+    void measuresSixtyFourMibReadThroughput() throws Exception {
+        long size = 64L << 20;
+        Memory local = buffer(size, 27);
+        Memory remote = buffer(size, 28);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        int iterations = 10;
+        double best = 0;
+        long total = 0;
+        for (int i = 0; i < iterations; i++) {
+            byte[] notification = key("bench-" + i);
+            long start = System.nanoTime();
+            PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(region(remote)), notification);
+            active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
+                    notification).completion().get(30, TimeUnit.SECONDS);
+            window.notified().get(30, TimeUnit.SECONDS);
+            long elapsed = System.nanoTime() - start;
+            total += elapsed;
+            best = Math.max(best, size / (double) elapsed);
+        }
+        System.out.printf("NIXL 64 MiB DRAM READ + notification, %d iterations: avg %.2f GB/s, best %.2f GB/s%n",
+                iterations, size * iterations / (double) total, best);
+        assertThat(sameBytes(local, remote)).isTrue();
+    }
+
+    @Test
+    void idleAgentsDoNotBurnACore() throws Exception {
+        Memory remote = buffer(64, 29);
+        register(passive, remote);
+        connect();
+        PassiveWindow waiting = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("idle"));
+        cleanup.add(waiting);
+        Thread.sleep(500);
+        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long cpuBefore = os.getProcessCpuTime();
+        long wallBefore = System.nanoTime();
+        Thread.sleep(2000);
+        double cores = (os.getProcessCpuTime() - cpuBefore) / (double) (System.nanoTime() - wallBefore);
+        System.out.printf("NIXL idle: two agents, one open window: %.3f cores busy%n", cores);
+        assertThat(cores).as("CPU used by the whole JVM while two agents idle").isLessThan(0.25);
+    }
+
+    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+}
