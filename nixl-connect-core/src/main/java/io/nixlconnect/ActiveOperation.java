@@ -3,6 +3,7 @@ package io.nixlconnect;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,7 +68,10 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         return local;
     }
 
-    /** Registers, loads the peer, posts the transfer and arms the timeout. Called once by the connector. */
+    /**
+     * Registers, loads the peer, posts the transfer and arms the timeout. Called once by the connector. A
+     * transport failure (peer unreachable, metadata refused) ends the operation ERRORED; argument errors throw.
+     */
     final void start() {
         acquireLocal();
         try {
@@ -82,6 +86,11 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             setStatus(OperationStatus.IN_PROGRESS);
             handle = connection.agent().postTransfer(op, local, remote.name(), peer,
                     notificationKey().getBytes(StandardCharsets.UTF_8));
+        } catch (TransportException e) {
+            // The peer cannot be reached or refused the request: that is the operation's outcome, reported
+            // like any later transport failure, not an argument error.
+            finish(OperationStatus.ERRORED, e);
+            return;
         } catch (RuntimeException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;

@@ -1,8 +1,12 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.Transport;
+import io.nixlconnect.transport.TransportException;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.transport.embedded.EmbeddedTransport;
+import io.nixlconnect.transport.nixl.NixlSettings;
+import io.nixlconnect.transport.nixl.NixlTransport;
+import java.nio.file.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,16 +21,52 @@ final class Transports {
     static Transport open(ConnectorOptions options) {
         return switch (options.backend()) {
             case EMBEDDED -> embedded(options);
-            case NIXL -> throw new IllegalStateException("The NIXL backend is not available in this build");
+            case NIXL -> {
+                try {
+                    yield nixl(options);
+                } catch (TransportException | LinkageError e) {
+                    throw new BackendUnavailableException(TransportBackend.NIXL,
+                            "Backend 'nixl' was requested but NIXL cannot be used: " + e.getMessage()
+                                    + " Install NIXL (>= 1.1) or point to it (library path setting, NIXL_PREFIX), "
+                                    + "or choose backend 'auto' or 'embedded'.", e);
+                }
+            }
             case AUTO -> {
-                log.info("nixl-connect: backend 'auto' chose the embedded transport (the NIXL backend is not available in this build)");
-                yield embedded(options);
+                try {
+                    Transport nixl = nixl(options);
+                    log.info("nixl-connect: backend 'auto' chose NIXL ({})", ((NixlTransport) nixl).libraryDescription());
+                    yield nixl;
+                } catch (TransportException | LinkageError e) {
+                    log.info("nixl-connect: backend 'auto' chose the embedded transport: NIXL is not available ({})",
+                            firstLine(e.getMessage()));
+                    yield embedded(options);
+                }
             }
         };
+    }
+
+    private static Transport nixl(ConnectorOptions options) {
+        NixlSettings settings = NixlSettings.defaults().withBackends(options.nixlBackends())
+                .withBackendParameters(options.nixlBackendParameters());
+        if (options.nixlLibraryPath() != null) {
+            settings = settings.withLibraryDir(Path.of(options.nixlLibraryPath()));
+        }
+        if (options.nixlPluginDirectory() != null) {
+            settings = settings.withPluginDir(Path.of(options.nixlPluginDirectory()));
+        }
+        return NixlTransport.open(settings);
     }
 
     private static Transport embedded(ConnectorOptions options) {
         return EmbeddedTransport.open(new EmbeddedSettings(options.bindAddress(), options.port(),
                 options.advertisedAddress()));
+    }
+
+    private static String firstLine(String message) {
+        if (message == null) {
+            return "no reason given";
+        }
+        int newline = message.indexOf('\n');
+        return newline < 0 ? message : message.substring(0, newline);
     }
 }

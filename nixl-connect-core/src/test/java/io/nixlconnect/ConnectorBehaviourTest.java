@@ -85,11 +85,15 @@ class ConnectorBehaviourTest {
     }
 
     @Test
-    void metadataOfAnotherBackendIsRefusedClearly() {
+    void metadataOfAnotherBackendEndsTheOperationErroredWithAClearReason() {
         try (Connector connector = new Connector(embedded().build()); Descriptor target = Descriptor.allocate(16)) {
             RdmaMetadata foreign = RdmaMetadata.of(List.of(new SerializedDescriptor("cpu", 4096, 16)),
                     "NIXLAGENT: not ours".getBytes(), "k", OperationKind.READ);
-            assertThatThrownBy(() -> connector.beginRead(foreign, target)).isInstanceOf(TransportException.class)
+            ReadOperation read = connector.beginRead(foreign, target);
+            assertThat(read.status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(read.failure()).isInstanceOf(TransportException.class)
+                    .hasMessageContaining("not from an embedded-transport peer");
+            assertThatThrownBy(read::waitForCompletion).isInstanceOf(TransferException.class)
                     .hasMessageContaining("not from an embedded-transport peer");
             assertThat(connector.inFlightOperations()).isZero();
             assertThat(connector.registeredBytes()).isZero();

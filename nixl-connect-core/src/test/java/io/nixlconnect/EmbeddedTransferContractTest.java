@@ -1,10 +1,67 @@
 package io.nixlconnect;
 
-/** The transfer contract over the embedded transport. */
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The transfer contract over the embedded transport, plus what only it guarantees: it serves nothing but the
+ * memory of live passive operations (NIXL exposes all registered memory to peers that loaded it).
+ */
 class EmbeddedTransferContractTest extends TransferContractTest {
 
     @Override
     ConnectorOptions.Builder options() {
         return ConnectorOptions.builder().backend(TransportBackend.EMBEDDED);
     }
+
+    @Test
+    void rangesOutsideThePublishedDescriptorsAreRefused() {
+        byte[] secret = TestData.random(4096);
+        try (Descriptor published = new Descriptor(TestData.random(64)); Descriptor neighbour = new Descriptor(secret);
+             Descriptor target = Descriptor.allocate(4096)) {
+            ReadableOperation readable = producer.createReadable(published);
+            RdmaMetadata genuine = readable.metadata();
+            // Handcrafted: same agent and key, but pointing at memory that was never published.
+            RdmaMetadata forged = new RdmaMetadata(List.of(new SerializedDescriptor("cpu", neighbour.ptr(), 4096)),
+                    genuine.nixlMetadata(), genuine.notificationKey(), OperationKind.READ);
+            ReadOperation read = consumer.beginRead(forged, target);
+            assertThatThrownBy(() -> read.waitForCompletion(WAIT)).isInstanceOf(TransferException.class)
+                    .hasMessageContaining("refused");
+            assertThat(read.status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(target.toByteArray()).isEqualTo(new byte[4096]);
+            // A range that starts inside the published buffer but runs past its end is refused too.
+            RdmaMetadata overrun = new RdmaMetadata(List.of(new SerializedDescriptor("cpu", published.ptr() + 32, 64)),
+                    genuine.nixlMetadata(), genuine.notificationKey(), OperationKind.READ);
+            try (Descriptor local = Descriptor.allocate(64)) {
+                ReadOperation overrunRead = consumer.beginRead(overrun, local);
+                assertThatThrownBy(() -> overrunRead.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
+            }
+            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            readable.close();
+        }
+    }
+
+    @Test
+    void memoryIsUnreachableOnceThePassiveOperationEnded() {
+        try (Descriptor published = new Descriptor(TestData.random(256)); Descriptor target = Descriptor.allocate(256)) {
+            ReadableOperation readable = producer.createReadable(published);
+            RdmaMetadata metadata = readable.metadata();
+            consumer.beginRead(metadata, target).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            // A second read with the same metadata: the operation completed, its memory is no longer served.
+            ReadOperation again = consumer.beginRead(metadata, target);
+            assertThatThrownBy(() -> again.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
+
+            ReadableOperation closedEarly = producer.createReadable(published);
+            RdmaMetadata closedMetadata = closedEarly.metadata();
+            closedEarly.close();
+            assertThat(closedEarly.status()).isEqualTo(OperationStatus.CANCELLED);
+            ReadOperation afterClose = consumer.beginRead(closedMetadata, target);
+            assertThatThrownBy(() -> afterClose.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
+        }
+    }
+
 }
