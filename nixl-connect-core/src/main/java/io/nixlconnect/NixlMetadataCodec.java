@@ -66,8 +66,8 @@ final class NixlMetadataCodec {
         }
         byte[] bytes = new byte[hex.length() / 2];
         for (int i = 0; i < bytes.length; i++) {
-            int high = Character.digit(hex.charAt(2 * i), 16);
-            int low = Character.digit(hex.charAt(2 * i + 1), 16);
+            int high = hexDigit(hex.charAt(2 * i));
+            int low = hexDigit(hex.charAt(2 * i + 1));
             if (high < 0 || low < 0) {
                 throw new InvalidMetadataException(FIELD,
                         "is neither 'b64:'-prefixed base64 nor hex (bad character at offset " + (2 * i) + ")");
@@ -75,6 +75,11 @@ final class NixlMetadataCodec {
             bytes[i] = (byte) (high << 4 | low);
         }
         return bytes;
+    }
+
+    /** ASCII hex digits only, as Python's {@code bytes.fromhex}: {@link Character#digit} also takes non-ASCII digits. */
+    private static int hexDigit(char c) {
+        return c < 0x80 ? Character.digit(c, 16) : -1;
     }
 
     private static byte[] inflate(byte[] compressed, int maxBytes) {

@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import com.fasterxml.jackson.annotation.JsonAnySetter;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
@@ -119,6 +120,15 @@ public final class RdmaMetadata {
             throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + kind);
         }
         return new RdmaMetadata(parsed, metadata, key, OperationKind.fromValue((int) kind));
+    }
+
+    /**
+     * Refuses unknown fields whatever the mapper's configuration: {@code @JsonIgnoreProperties(ignoreUnknown = false)}
+     * alone defers to {@code FAIL_ON_UNKNOWN_PROPERTIES}, which Jackson 3 turns off by default.
+     */
+    @JsonAnySetter
+    void refuseUnknownField(String name, Object value) {
+        throw new InvalidMetadataException(name, "is not allowed (unknown field; expected only " + FIELDS + ")");
     }
 
     private static Object required(Object value, String field) {

@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import com.fasterxml.jackson.annotation.JsonAnySetter;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
@@ -57,6 +58,15 @@ public final class SerializedDescriptor {
             @JsonProperty("size") Object size) {
         return new SerializedDescriptor(WireValues.requireString(device, "device"),
                 WireValues.requireLong(ptr, "ptr"), WireValues.requireLong(size, "size"), "");
+    }
+
+    /**
+     * Refuses unknown fields whatever the mapper's configuration: {@code @JsonIgnoreProperties(ignoreUnknown = false)}
+     * alone defers to {@code FAIL_ON_UNKNOWN_PROPERTIES}, which Jackson 3 turns off by default.
+     */
+    @JsonAnySetter
+    void refuseUnknownField(String name, Object value) {
+        throw new InvalidMetadataException(name, "is not allowed (unknown field; expected only " + FIELDS + ")");
     }
 
     /** Reads one descriptor object of a parsed document; {@code fieldPrefix} locates it in error messages. */

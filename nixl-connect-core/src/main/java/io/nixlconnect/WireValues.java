@@ -56,6 +56,9 @@ final class WireValues {
     }
 
     static String describe(Object value) {
+        if (value == null) {
+            return "null";
+        }
         if (value instanceof Map) {
             return "an object";
         }
