@@ -18,8 +18,11 @@ public final class Cuda {
     static final String JCUDA_COORDINATES =
             "org.jcuda:jcuda:12.6.0 and org.jcuda:jcuda-natives:12.6.0:linux-x86_64";
 
+    private static final String NO_DRIVER = "no NVIDIA driver";
+
     private static CudaAvailability availability;
     private static CudaMemory memory;
+    /** Why the probe failed, when that is worth a stack trace; the cause of what {@link #open()} throws. */
     private static Throwable failure;
 
     private Cuda() {
@@ -64,7 +67,7 @@ public final class Cuda {
         try {
             Class.forName("jcuda.driver.JCudaDriver", false, Cuda.class.getClassLoader());
         } catch (ClassNotFoundException | LinkageError e) {
-            fail("JCuda is not on the classpath (add " + JCUDA_COORDINATES + ")", e);
+            fail("JCuda is not on the classpath (add " + JCUDA_COORDINATES + ")", null);
             return;
         }
         try {
@@ -76,7 +79,9 @@ public final class Cuda {
         } catch (CudaOperationException e) {
             fail("the NVIDIA driver failed while listing devices (" + e.getMessage() + ")", e);
         } catch (LinkageError e) {
-            fail(describeLinkFailure(e), e);
+            String reason = describeLinkFailure(e);
+            // A missing driver needs no trace; anything stranger keeps JCuda's error as the cause.
+            fail(reason, reason.startsWith(NO_DRIVER) ? null : e);
         }
     }
 
@@ -92,7 +97,7 @@ public final class Cuda {
     static String describeLinkFailure(LinkageError error) {
         String message = String.valueOf(error.getMessage());
         if (message.contains("libcuda.so")) {
-            return "no NVIDIA driver: libcuda.so.1 (the CUDA driver library) cannot be loaded";
+            return NO_DRIVER + ": libcuda.so.1 (the CUDA driver library) cannot be loaded";
         }
         if (message.contains("JCudaDriver-")) {
             return "the JCuda native library for this platform cannot be loaded (is "

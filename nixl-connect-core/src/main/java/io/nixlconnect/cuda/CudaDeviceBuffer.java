@@ -2,6 +2,7 @@ package io.nixlconnect.cuda;
 
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
+import java.util.Objects;
 
 /**
  * Memory on one CUDA device, allocated with {@code cuMemAlloc} in the device's primary context.
@@ -49,14 +50,13 @@ public final class CudaDeviceBuffer implements CudaBuffer {
 
     /** Copies {@code source[sourceOffset, sourceOffset + length)} to the device at {@code offset}. */
     public void copyFrom(byte[] source, int sourceOffset, int length, long offset) {
-        java.util.Objects.checkFromIndexSize(sourceOffset, length, source.length);
+        Objects.checkFromIndexSize(sourceOffset, length, source.length);
         Ranges.checkWithin(size, offset, length, toString());
         if (length == 0) {
             return;
         }
-        try (LiveUse ignored = uses.acquireUse()) {
-            driver.copyHostToDevice(deviceId, source, sourceOffset, length, address + offset);
-        }
+        uses.whileInUse(() ->
+                driver.copyHostToDevice(deviceId, source, sourceOffset, length, address + offset));
     }
 
     /** Copies {@code source.remaining()} bytes to the device at {@code offset}; advances the source. */
@@ -66,7 +66,7 @@ public final class CudaDeviceBuffer implements CudaBuffer {
         if (length == 0) {
             return;
         }
-        try (LiveUse ignored = uses.acquireUse()) {
+        uses.whileInUse(() -> {
             if (source.isDirect() || source.hasArray()) {
                 driver.copyHostToDevice(deviceId, source, address + offset);
             } else {
@@ -75,7 +75,7 @@ public final class CudaDeviceBuffer implements CudaBuffer {
                 source.duplicate().get(copy);
                 driver.copyHostToDevice(deviceId, copy, 0, length, address + offset);
             }
-        }
+        });
         source.position(source.position() + length);
     }
 
@@ -86,16 +86,12 @@ public final class CudaDeviceBuffer implements CudaBuffer {
             return;
         }
         Ranges.checkAddress("host", hostAddress);
-        try (LiveUse ignored = uses.acquireUse()) {
-            driver.copyHostToDevice(deviceId, hostAddress, address + offset, bytes);
-        }
+        uses.whileInUse(() -> driver.copyHostToDevice(deviceId, hostAddress, address + offset, bytes));
     }
 
     /** Copies all of a pinned host buffer to the device at {@code offset}. */
     public void copyFrom(PinnedHostBuffer source, long offset) {
-        try (LiveUse ignored = source.acquireUse()) {
-            copyFromHost(source.address(), offset, source.size());
-        }
+        source.uses().whileInUse(() -> copyFromHost(source.address(), offset, source.size()));
     }
 
     // ---- device -> host ----
@@ -107,14 +103,13 @@ public final class CudaDeviceBuffer implements CudaBuffer {
 
     /** Fills {@code destination[destinationOffset, destinationOffset + length)} from the device at {@code offset}. */
     public void copyTo(long offset, byte[] destination, int destinationOffset, int length) {
-        java.util.Objects.checkFromIndexSize(destinationOffset, length, destination.length);
+        Objects.checkFromIndexSize(destinationOffset, length, destination.length);
         Ranges.checkWithin(size, offset, length, toString());
         if (length == 0) {
             return;
         }
-        try (LiveUse ignored = uses.acquireUse()) {
-            driver.copyDeviceToHost(deviceId, address + offset, destination, destinationOffset, length);
-        }
+        uses.whileInUse(() ->
+                driver.copyDeviceToHost(deviceId, address + offset, destination, destinationOffset, length));
     }
 
     /** Fills {@code destination.remaining()} bytes from the device at {@code offset}; advances the destination. */
@@ -127,9 +122,7 @@ public final class CudaDeviceBuffer implements CudaBuffer {
         if (length == 0) {
             return;
         }
-        try (LiveUse ignored = uses.acquireUse()) {
-            driver.copyDeviceToHost(deviceId, address + offset, destination);
-        }
+        uses.whileInUse(() -> driver.copyDeviceToHost(deviceId, address + offset, destination));
         destination.position(destination.position() + length);
     }
 
@@ -140,16 +133,12 @@ public final class CudaDeviceBuffer implements CudaBuffer {
             return;
         }
         Ranges.checkAddress("host", hostAddress);
-        try (LiveUse ignored = uses.acquireUse()) {
-            driver.copyDeviceToHost(deviceId, address + offset, hostAddress, bytes);
-        }
+        uses.whileInUse(() -> driver.copyDeviceToHost(deviceId, address + offset, hostAddress, bytes));
     }
 
     /** Fills all of a pinned host buffer from the device at {@code offset}. */
     public void copyTo(long offset, PinnedHostBuffer destination) {
-        try (LiveUse ignored = destination.acquireUse()) {
-            copyToHost(offset, destination.address(), destination.size());
-        }
+        destination.uses().whileInUse(() -> copyToHost(offset, destination.address(), destination.size()));
     }
 
     // ---- device -> device ----
@@ -164,9 +153,8 @@ public final class CudaDeviceBuffer implements CudaBuffer {
         if (bytes == 0) {
             return;
         }
-        try (LiveUse ignoredSource = source.acquireUse(); LiveUse ignored = uses.acquireUse()) {
-            driver.copyDeviceToDevice(deviceId, source.address + sourceOffset, address + offset, bytes);
-        }
+        source.uses.whileInUse(() -> uses.whileInUse(() ->
+                driver.copyDeviceToDevice(deviceId, source.address + sourceOffset, address + offset, bytes)));
     }
 
     // ---- lifecycle ----

@@ -1,7 +1,6 @@
 package io.nixlconnect.cuda;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -121,6 +120,23 @@ final class CudaDriver {
         check("cuCtxSetCurrent(device " + deviceId + ")", () -> JCudaDriver.cuCtxSetCurrent(context));
     }
 
+    /**
+     * Makes some primary context current, for calls that need one but no particular device: one
+     * already in use if any, so that a process on cuda:3 does not also create a context on cuda:0.
+     */
+    void makeAnyCurrent() {
+        makeCurrent(anyRetainedDevice());
+    }
+
+    private synchronized int anyRetainedDevice() {
+        for (int id = 0; id < contexts.length; id++) {
+            if (contexts[id] != null) {
+                return id;
+            }
+        }
+        return 0;
+    }
+
     private synchronized CUcontext context(int deviceId) {
         if (contexts[deviceId] == null) {
             // Retained for the life of the process: primary contexts are shared with any other
@@ -159,23 +175,46 @@ final class CudaDriver {
         check("cuMemFree(device " + deviceId + ")", () -> JCudaDriver.cuMemFree(DevicePointer.at(address)));
     }
 
-    /** Page-locked host memory, portable so that every device's context sees it as pinned. */
+    /**
+     * Page-locked host memory, portable so that every device's context sees it as pinned. Up to 2 GiB
+     * it comes from {@code cuMemHostAlloc}; beyond, JCuda's binding cannot hand it back (it wraps the
+     * memory in a ByteBuffer), so it is malloc'ed and page-locked with {@code cuMemHostRegister}.
+     * {@link #freePinned} tells the two apart by size.
+     */
     long allocatePinned(long bytes) {
-        makeCurrent(0);
-        HostPointer pointer = new HostPointer(0);
-        check("cuMemHostAlloc(" + bytes + " bytes)",
-                () -> JCudaDriver.cuMemHostAlloc(pointer, bytes, JCudaDriver.CU_MEMHOSTALLOC_PORTABLE));
-        return pointer.address();
+        makeAnyCurrent();
+        if (fitsHostAlloc(bytes)) {
+            HostPointer pointer = new HostPointer(0);
+            check("cuMemHostAlloc(" + bytes + " bytes)",
+                    () -> JCudaDriver.cuMemHostAlloc(pointer, bytes, JCudaDriver.CU_MEMHOSTALLOC_PORTABLE));
+            return pointer.address();
+        }
+        long address = com.sun.jna.Native.malloc(bytes);
+        if (address == 0) {
+            throw new OutOfMemoryError("malloc of " + bytes + " bytes for pinned host memory failed");
+        }
+        try {
+            check("cuMemHostRegister(" + bytes + " bytes)", () -> JCudaDriver.cuMemHostRegister(
+                    new HostPointer(address), bytes, JCudaDriver.CU_MEMHOSTREGISTER_PORTABLE));
+        } catch (RuntimeException e) {
+            com.sun.jna.Native.free(address);
+            throw e;
+        }
+        return address;
     }
 
-    void freePinned(long address) {
-        makeCurrent(0);
-        check("cuMemFreeHost", () -> JCudaDriver.cuMemFreeHost(new HostPointer(address)));
+    void freePinned(long address, long bytes) {
+        makeAnyCurrent();
+        if (fitsHostAlloc(bytes)) {
+            check("cuMemFreeHost", () -> JCudaDriver.cuMemFreeHost(new HostPointer(address)));
+        } else {
+            check("cuMemHostUnregister", () -> JCudaDriver.cuMemHostUnregister(new HostPointer(address)));
+            com.sun.jna.Native.free(address);
+        }
     }
 
-    /** A direct, native-order view of {@code [address, address + bytes)}; bytes must fit an int. */
-    ByteBuffer view(long address, int bytes) {
-        return new HostPointer(address).getByteBuffer(0, bytes).order(ByteOrder.nativeOrder());
+    private static boolean fitsHostAlloc(long bytes) {
+        return bytes <= Integer.MAX_VALUE;
     }
 
     // ---- copies between raw addresses --------------------------------------------------------------
@@ -268,7 +307,7 @@ final class CudaDriver {
             return -1;
         }
         // The query needs some context current; the pointer's own device is found regardless of which.
-        makeCurrent(0);
+        makeAnyCurrent();
         CUdeviceptr pointer = DevicePointer.at(address);
         int[] memoryType = new int[1];
         if (resultOf(() -> JCudaDriver.cuPointerGetAttribute(Pointer.to(memoryType),

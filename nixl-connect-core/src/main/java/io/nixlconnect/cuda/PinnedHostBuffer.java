@@ -1,10 +1,11 @@
 package io.nixlconnect.cuda;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
- * Page-locked host memory from {@code cuMemHostAlloc} (portable: pinned for every device's context),
- * the staging area for fast host/device copies. Usable from any thread.
+ * Page-locked host memory, portable (pinned for every device's context): the staging area for fast
+ * host/device copies. Usable from any thread.
  *
  * <p>Views from {@link #byteBuffer()} must not be touched after {@link #close()}: the JVM cannot
  * revoke them.
@@ -48,9 +49,15 @@ public final class PinnedHostBuffer implements CudaBuffer {
             throw new UnsupportedOperationException(this + " is too large for a ByteBuffer view ("
                     + Integer.MAX_VALUE + " bytes at most); use address()");
         }
-        try (LiveUse ignored = uses.acquireUse()) {
-            return driver.view(address, (int) size);
+        if (uses.isClosed()) {
+            throw new IllegalStateException(this + " is closed");
         }
+        // A JNA view rather than JCuda's: JCuda hands one out only on the allocating pointer object.
+        return new com.sun.jna.Pointer(address).getByteBuffer(0, size).order(ByteOrder.nativeOrder());
+    }
+
+    UseCounter uses() {
+        return uses;
     }
 
     @Override
@@ -72,7 +79,7 @@ public final class PinnedHostBuffer implements CudaBuffer {
     @Override
     public void close() {
         if (uses.close()) {
-            driver.freePinned(address);
+            driver.freePinned(address, size);
         }
     }
 

@@ -34,6 +34,16 @@ final class UseCounter {
         }
     }
 
+    /** Runs {@code action} as one use, so the memory cannot be freed underneath it. */
+    void whileInUse(Runnable action) {
+        acquire();
+        try {
+            action.run();
+        } finally {
+            release();
+        }
+    }
+
     LiveUse acquireUse() {
         acquire();
         return new LiveUse(this);
