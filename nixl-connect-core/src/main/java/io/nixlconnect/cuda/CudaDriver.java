@@ -35,12 +35,14 @@ import jcuda.driver.JCudaDriver;
 final class CudaDriver {
 
     private final List<CudaDevice> devices;
+    private final String driverVersion;
     private final CUdevice[] handles;
     private final CUcontext[] contexts;
     private final CUstream[] copyStreams;
 
-    private CudaDriver(List<CudaDevice> devices, CUdevice[] handles) {
+    private CudaDriver(List<CudaDevice> devices, CUdevice[] handles, String driverVersion) {
         this.devices = List.copyOf(devices);
+        this.driverVersion = driverVersion;
         this.handles = handles;
         this.contexts = new CUcontext[handles.length];
         this.copyStreams = new CUstream[handles.length];
@@ -71,7 +73,9 @@ final class CudaDriver {
             check("cuDeviceGet(" + id + ")", () -> JCudaDriver.cuDeviceGet(handle, ordinal));
             devices.add(describe(id, handle));
         }
-        return new CudaDriver(devices, handles);
+        int[] version = new int[1];
+        check("cuDriverGetVersion", () -> JCudaDriver.cuDriverGetVersion(version));
+        return new CudaDriver(devices, handles, version[0] / 1000 + "." + version[0] % 1000 / 10);
     }
 
     private static String describeInitFailure(String error) {
@@ -106,6 +110,10 @@ final class CudaDriver {
 
     List<CudaDevice> devices() {
         return devices;
+    }
+
+    String driverVersion() {
+        return driverVersion;
     }
 
     int deviceCount() {

@@ -18,6 +18,11 @@ public final class CudaMemory {
         this.driver = driver;
     }
 
+    /** The CUDA version the installed driver supports, e.g. {@code 12.4}. */
+    public String driverVersion() {
+        return driver.driverVersion();
+    }
+
     /** How many CUDA devices the driver reports (at least 1). */
     public int deviceCount() {
         return driver.deviceCount();

@@ -106,17 +106,24 @@ class CudaAvailabilityTest {
     }
 
     @Test
-    void withoutJCudaOnTheClasspathTheReasonSaysSo() throws Exception {
+    void withoutJCudaOnTheClasspathEverythingLoadsAndTheReasonSaysSo() throws Exception {
         URL classes = Cuda.class.getProtectionDomain().getCodeSource().getLocation();
         // Sees this package's classes but nothing of JCuda (or anything else outside the JDK).
         try (URLClassLoader withoutJCuda = new URLClassLoader(new URL[] {classes},
                 ClassLoader.getPlatformClassLoader())) {
+            for (Class<?> type : new Class<?>[] {Cuda.class, CudaMemory.class, CudaStaging.class,
+                    CudaDeviceBuffer.class, PinnedHostBuffer.class, CudaBuffer.class, LiveUse.class}) {
+                assertThatCode(() -> Class.forName(type.getName(), true, withoutJCuda))
+                        .as("loading %s without JCuda", type.getSimpleName()).doesNotThrowAnyException();
+            }
             Class<?> isolatedCuda = withoutJCuda.loadClass(Cuda.class.getName());
             Object availability = isolatedCuda.getMethod("availability").invoke(null);
 
             assertThat(availability.getClass().getMethod("available").invoke(availability)).isEqualTo(false);
             assertThat((String) availability.getClass().getMethod("reason").invoke(availability))
                     .isEqualTo("JCuda is not on the classpath (add " + Cuda.JCUDA_COORDINATES + ")");
+            assertThat(withoutJCuda.loadClass(CudaStaging.class.getName())
+                    .getMethod("isDevicePointer", long.class).invoke(null, 0x1000L)).isEqualTo(false);
         }
     }
 

@@ -118,6 +118,16 @@ class CudaMemoryGpuTest {
     }
 
     @Test
+    void pinnedBuffersAbove2GiBRoundTrip() {
+        assertThat(GpuCheck.largePinnedRoundTrip(cuda)).isNull();
+    }
+
+    @Test
+    void reportsTheDriverVersion() {
+        assertThat(cuda.driverVersion()).matches("\\d+\\.\\d+");
+    }
+
+    @Test
     void stagingHelperCopiesBetweenRawAddresses() {
         byte[] data = randomBytes(SIZE, 5);
         try (PinnedHostBuffer staging = cuda.allocatePinned(SIZE);

@@ -64,7 +64,7 @@ public final class GpuCheck {
             return EXIT_NO_GPU;
         }
         CudaMemory cuda = Cuda.open();
-        System.out.println("devices: " + cuda.deviceCount());
+        System.out.println("CUDA driver " + cuda.driverVersion() + ", devices: " + cuda.deviceCount());
         for (CudaDevice device : cuda.devices()) {
             System.out.println("  " + device);
         }
@@ -78,10 +78,14 @@ public final class GpuCheck {
             verdict("staging helper (raw addresses) round trip" + on, () -> stagingRoundTrip(cuda, id, (1 << 20) + 13));
             verdict("allocated on one thread, copied and freed on others" + on, () -> crossThread(cuda, id));
             verdict("close refused while in use" + on, () -> closeRefusedWhileInUse(cuda, id));
-            verdict("pinned round trip, " + (bandwidthBytes >> 20) + " MiB" + on,
-                    () -> pinnedRoundTrip(cuda, id, bandwidthBytes));
+            if (bandwidthBytes <= Integer.MAX_VALUE) {
+                verdict("pinned round trip, " + (bandwidthBytes >> 20) + " MiB" + on,
+                        () -> pinnedRoundTrip(cuda, id, bandwidthBytes));
+            }
             bandwidth(cuda, id);
         }
+        verdict("pinned buffer above 2 GiB (page-locked with cuMemHostRegister) round trip on cuda:0",
+                () -> largePinnedRoundTrip(cuda));
         if (cuda.deviceCount() >= 2) {
             verdict("D2D across devices cuda:0 -> cuda:1, 1 MiB + 13 bytes", () -> deviceToDevice(cuda, 0, 1, (1 << 20) + 13));
         }
@@ -125,6 +129,35 @@ public final class GpuCheck {
             device.copyTo(0, in);
             return compare(out.byteBuffer(), in.byteBuffer());
         }
+    }
+
+    /** Above 2 GiB there is no ByteBuffer view; the pattern goes into the first and last MiB. */
+    static String largePinnedRoundTrip(CudaMemory cuda) {
+        long bytes = (1L << 31) + 4096 + 13;
+        int edge = 1 << 20;
+        try (PinnedHostBuffer out = cuda.allocatePinned(bytes);
+             PinnedHostBuffer in = cuda.allocatePinned(bytes);
+             CudaDeviceBuffer device = cuda.allocate(0, bytes)) {
+            if (out.hasByteBuffer()) {
+                return "a " + bytes + "-byte buffer claims a ByteBuffer view";
+            }
+            for (long offset : new long[] {0, bytes - edge}) {
+                fill(region(out, offset, edge), edge);
+            }
+            device.copyFrom(out, 0);
+            device.copyTo(0, in);
+            for (long offset : new long[] {0, bytes - edge}) {
+                String problem = compare(region(out, offset, edge), region(in, offset, edge));
+                if (problem != null) {
+                    return "at offset " + offset + ": " + problem;
+                }
+            }
+            return null;
+        }
+    }
+
+    private static ByteBuffer region(PinnedHostBuffer buffer, long offset, int length) {
+        return new com.sun.jna.Pointer(buffer.address()).getByteBuffer(offset, length);
     }
 
     private static String arrayRoundTrip(CudaMemory cuda, int deviceId, int bytes) {
