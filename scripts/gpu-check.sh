@@ -16,7 +16,10 @@
 # for jlink, default $JAVA_HOME or the java on PATH).
 set -euo pipefail
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Plain bash, no coreutils, for the run step on a bare machine.
+script_dir="${BASH_SOURCE[0]%/*}"
+[[ "$script_dir" == "${BASH_SOURCE[0]}" ]] && script_dir=.
+repo="$(cd "$script_dir/.." && pwd)"
 bundle="${GPU_BUNDLE:-$repo/.gpu-bundle}"
 max_bundle_mib=64
 # What jdeps finds in the bundled jars, less java.desktop (only optional AWT/java.beans paths in JNA and
@@ -75,7 +78,8 @@ make_bundle() {
     cat > "$bundle/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs the nixl-connect GPU check with the bundled runtime; exit 0 passed, 1 failed, 2 no GPU.
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+here="${BASH_SOURCE[0]%/*}"
+[[ "$here" == "${BASH_SOURCE[0]}" ]] && here=.
 exec "$here/runtime/bin/java" -cp "$here/lib/*" io.nixlconnect.cuda.GpuCheck "$@"
 RUN
     chmod +x "$bundle/run.sh"
@@ -88,7 +92,7 @@ RUN
 
 run_bundle() {
     [[ -x "$bundle/run.sh" ]] || die "no bundle at $bundle: run '$0 bundle' on a machine with a JDK first" 3
-    exec "$bundle/run.sh" "$@"
+    exec "$BASH" "$bundle/run.sh" "$@"
 }
 
 case "${1:-}" in
