@@ -99,6 +99,10 @@ public final class Cuda {
         if (message.contains("libcuda.so")) {
             return NO_DRIVER + ": libcuda.so.1 (the CUDA driver library) cannot be loaded";
         }
+        if (message.contains("undefined symbol")) {
+            return "the NVIDIA driver (libcuda) lacks a function JCuda 12.6 needs; update the driver: "
+                    + firstLine(message.substring(message.indexOf("undefined symbol")));
+        }
         if (message.contains("JCudaDriver-")) {
             return "the JCuda native library for this platform cannot be loaded (is "
                     + "org.jcuda:jcuda-natives:12.6.0:linux-x86_64 on the classpath?): " + firstLine(message);

@@ -82,9 +82,8 @@ final class CudaDriver {
         if (error.contains("CUDA_ERROR_NO_DEVICE")) {
             return "no CUDA device: the NVIDIA driver is installed but reports none (cuInit: " + error + ")";
         }
-        if (error.contains("CUDA_ERROR_INSUFFICIENT_DRIVER")) {
-            return "the NVIDIA driver is older than CUDA 12.6, which JCuda " + JCudaVersionHolder.VERSION
-                    + " needs (cuInit: " + error + ")";
+        if (error.contains("CUDA_ERROR_INSUFFICIENT_DRIVER") || error.contains("DRIVER_MISMATCH")) {
+            return "the NVIDIA driver is too old or does not match its kernel module (cuInit: " + error + ")";
         }
         return "the NVIDIA driver failed to initialize (cuInit: " + error + ")";
     }
@@ -393,10 +392,5 @@ final class CudaDriver {
         long address() {
             return getNativePointer() + getByteOffset();
         }
-    }
-
-    /** JCuda's version, for messages. */
-    private static final class JCudaVersionHolder {
-        static final String VERSION = jcuda.JCudaVersion.get();
     }
 }

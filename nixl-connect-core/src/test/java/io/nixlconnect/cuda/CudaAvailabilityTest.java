@@ -149,6 +149,16 @@ class CudaAvailabilityTest {
                 .doesNotContain("more detail");
     }
 
+    @Test
+    void aDriverWithoutAFunctionJCudaNeedsIsReportedAsTooOld() {
+        UnsatisfiedLinkError error = new UnsatisfiedLinkError("Error while loading native library "
+                + "\"JCudaDriver-12.6.0-linux-x86_64\"\n... /tmp/libJCudaDriver-12.6.0-linux-x86_64.so: "
+                + "undefined symbol: cuFoo_v2\n\tat ...");
+
+        assertThat(Cuda.describeLinkFailure(error)).isEqualTo("the NVIDIA driver (libcuda) lacks a function "
+                + "JCuda 12.6 needs; update the driver: undefined symbol: cuFoo_v2");
+    }
+
     private static String knownCauseOf(String reason) {
         for (String cause : KNOWN_CAUSES) {
             if (reason.startsWith(cause)) {
