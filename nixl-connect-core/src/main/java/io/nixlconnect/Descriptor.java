@@ -1,10 +1,15 @@
 package io.nixlconnect;
 
 import com.sun.jna.Memory;
+import io.nixlconnect.cuda.CudaBuffer;
+import io.nixlconnect.cuda.CudaDeviceBuffer;
+import io.nixlconnect.cuda.LiveUse;
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,11 +34,13 @@ public final class Descriptor implements AutoCloseable {
     private final long ptr;
     private final long size;
     private final boolean remote;
-    @SuppressWarnings("unused") // keeps the caller's buffer reachable while we hold its address
+    /** Keeps the caller's buffer reachable while we hold its address. */
     private final Object ref;
     private Memory owned;
     private final AtomicInteger liveUses = new AtomicInteger();
     private final Map<Connection, RegistrationCache.Lease> registrations = new IdentityHashMap<>();
+    /** Live-use handles on a borrowed GPU buffer, one per live operation: it cannot be freed under us. */
+    private final Deque<LiveUse> bufferUses = new ArrayDeque<>();
     private SerializedDescriptor serialized;
     private boolean closed;
 
@@ -83,6 +90,24 @@ public final class Descriptor implements AutoCloseable {
         this.device = device;
         this.ref = ref;
         this.remote = remote;
+    }
+
+    /**
+     * Describes a GPU buffer ({@code cuda:N}). While an operation uses the descriptor, the buffer refuses to
+     * be closed.
+     */
+    public Descriptor(CudaDeviceBuffer buffer) {
+        this(requireOpen(buffer).address(), buffer.size(), Device.cuda(buffer.deviceId()), buffer, false);
+    }
+
+    private static CudaDeviceBuffer requireOpen(CudaDeviceBuffer buffer) {
+        if (buffer == null) {
+            throw new IllegalArgumentException("Argument `buffer` must not be null.");
+        }
+        if (buffer.isClosed()) {
+            throw new IllegalArgumentException("GPU buffer " + buffer + " is closed");
+        }
+        return buffer;
     }
 
     /** Allocates {@code size} zeroed bytes of host memory that this descriptor owns (sizes beyond 2 GiB too). */
@@ -246,11 +271,18 @@ public final class Descriptor implements AutoCloseable {
     synchronized void acquireUse() {
         ensureLocal("transfer into or out of");
         ensureOpen();
+        if (ref instanceof CudaBuffer buffer) {
+            bufferUses.push(buffer.acquireUse()); // throws if the buffer was closed meanwhile
+        }
         liveUses.incrementAndGet();
     }
 
-    void releaseUse() {
+    synchronized void releaseUse() {
         liveUses.decrementAndGet();
+        LiveUse use = bufferUses.poll();
+        if (use != null) {
+            use.close();
+        }
     }
 
     synchronized void forgetRegistration(Connection connection) {

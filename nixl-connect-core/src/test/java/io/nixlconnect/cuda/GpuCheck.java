@@ -89,6 +89,12 @@ public final class GpuCheck {
         if (cuda.deviceCount() >= 2) {
             verdict("D2D across devices cuda:0 -> cuda:1, 1 MiB + 13 bytes", () -> deviceToDevice(cuda, 0, 1, (1 << 20) + 13));
         }
+        int other = cuda.deviceCount() >= 2 ? 1 : 0;
+        long transferBytes = Math.min(bandwidthBytes, Integer.MAX_VALUE);
+        verdict("GPU->GPU READ between two Connectors (embedded), cuda:0 -> cuda:" + other + ", "
+                + (transferBytes >> 20) + " MiB", () -> connectorTransfer(cuda, 0, other, transferBytes, true));
+        verdict("GPU->GPU WRITE between two Connectors (embedded), cuda:0 -> cuda:" + other + ", "
+                + (transferBytes >> 20) + " MiB", () -> connectorTransfer(cuda, 0, other, transferBytes, false));
 
         if (failures.isEmpty()) {
             System.out.println("ALL PASSED");
@@ -117,6 +123,43 @@ public final class GpuCheck {
         } else {
             System.out.println("FAIL  " + name + ": " + problem);
             failures.add(name);
+        }
+    }
+
+    /** Moves a GPU buffer into another through two connectors on the embedded transport; returns GB/s. */
+    private static String connectorTransfer(CudaMemory cuda, int sourceId, int targetId, long bytes, boolean read) {
+        io.nixlconnect.ConnectorOptions.Builder options = io.nixlconnect.ConnectorOptions.builder()
+                .backend(io.nixlconnect.TransportBackend.EMBEDDED);
+        try (io.nixlconnect.Connector passive = new io.nixlconnect.Connector(options.workerId("gpu-passive").build());
+             io.nixlconnect.Connector active = new io.nixlconnect.Connector(options.workerId("gpu-active").build());
+             CudaDeviceBuffer source = cuda.allocate(sourceId, bytes);
+             CudaDeviceBuffer target = cuda.allocate(targetId, bytes)) {
+            ByteBuffer expected = ByteBuffer.allocateDirect((int) bytes);
+            fill(expected, bytes);
+            source.copyFrom(expected.duplicate(), 0);
+            io.nixlconnect.Descriptor from = new io.nixlconnect.Descriptor(source);
+            io.nixlconnect.Descriptor to = new io.nixlconnect.Descriptor(target);
+            long start = System.nanoTime();
+            if (read) {
+                io.nixlconnect.ReadableOperation readable = passive.createReadable(from);
+                active.beginRead(readable.metadata(), to).waitForCompletion(java.time.Duration.ofMinutes(2));
+                readable.waitForCompletion(java.time.Duration.ofMinutes(2));
+            } else {
+                io.nixlconnect.WritableOperation writable = passive.createWritable(to);
+                active.beginWrite(from, writable.metadata()).waitForCompletion(java.time.Duration.ofMinutes(2));
+                writable.waitForCompletion(java.time.Duration.ofMinutes(2));
+            }
+            long elapsed = System.nanoTime() - start;
+            ByteBuffer actual = ByteBuffer.allocateDirect((int) bytes);
+            target.copyTo(0, actual);
+            actual.flip();
+            String mismatch = compare(expected, actual);
+            if (mismatch != null) {
+                return mismatch;
+            }
+            System.out.printf(Locale.ROOT, "RATE %s GPU->GPU via connectors: %.2f GB/s%n", read ? "READ" : "WRITE",
+                    bytes / (double) elapsed);
+            return null;
         }
     }
 

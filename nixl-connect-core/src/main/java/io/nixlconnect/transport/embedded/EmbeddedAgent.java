@@ -66,9 +66,8 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public MemoryRegistration registerMemory(MemoryRegion region) {
         ensureOpen();
-        if (region.type() != MemoryType.DRAM) {
-            throw new TransportException("The embedded transport moves host memory only; " + region.type()
-                    + " memory (GPU " + region.deviceId() + ") needs GPU staging, which is not available");
+        if (region.type() == MemoryType.VRAM) {
+            GpuStaging.requireCuda(region.deviceId());
         }
         long id = registrationIds.incrementAndGet();
         registered.put(id, region);
@@ -203,6 +202,17 @@ final class EmbeddedAgent implements TransportAgent {
             }
         }
         return entered;
+    }
+
+    /** Memory type of an entered range (the windows were checked to cover it). */
+    static MemoryType typeOf(List<EmbeddedWindow> entered, long address, long length) {
+        for (EmbeddedWindow window : entered) {
+            MemoryRegion region = window.regionCovering(address, length);
+            if (region != null) {
+                return region.type();
+            }
+        }
+        throw new IllegalStateException("range not inside the entered windows");
     }
 
     static void exit(List<EmbeddedWindow> entered, SocketChannel channel) {

@@ -121,7 +121,10 @@ final class EmbeddedServer {
                 try {
                     Wire.writeOk(channel);
                     for (int i = 0; i < request.addresses().length; i++) {
-                        Wire.sendMemory(channel, request.addresses()[i], request.lengths()[i]);
+                        long address = request.addresses()[i];
+                        long length = request.lengths()[i];
+                        Wire.sendMemory(channel, EmbeddedAgent.typeOf(windows, address, length), address, length,
+                                transport.staging());
                     }
                 } finally {
                     EmbeddedAgent.exit(windows, channel);
@@ -136,7 +139,10 @@ final class EmbeddedServer {
                 try {
                     Wire.writeOk(channel);
                     for (int i = 0; i < request.addresses().length; i++) {
-                        Wire.receiveMemory(channel, request.addresses()[i], request.lengths()[i]);
+                        long address = request.addresses()[i];
+                        long length = request.lengths()[i];
+                        Wire.receiveMemory(channel, EmbeddedAgent.typeOf(windows, address, length), address, length,
+                                transport.staging());
                     }
                 } finally {
                     EmbeddedAgent.exit(windows, channel);

@@ -133,7 +133,8 @@ final class EmbeddedTransfer implements TransferHandle {
                     throw new TransportException(describe() + " refused by the peer: " + refused);
                 }
                 for (int i = 0; i < lengths.length; i++) {
-                    Wire.receiveMemory(ch, local.get(i).address(), lengths[i]);
+                    MemoryRegion region = local.get(i);
+                    Wire.receiveMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
                 }
                 Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), new long[0], new long[0], notification));
                 String notRead = Wire.readResponse(ch);
@@ -148,7 +149,8 @@ final class EmbeddedTransfer implements TransferHandle {
                     throw new TransportException(describe() + " refused by the peer: " + refused);
                 }
                 for (int i = 0; i < lengths.length; i++) {
-                    Wire.sendMemory(ch, local.get(i).address(), lengths[i]);
+                    MemoryRegion region = local.get(i);
+                    Wire.sendMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
                 }
                 String failed = Wire.readResponse(ch);
                 if (failed != null) {

@@ -23,6 +23,7 @@ public final class EmbeddedTransport implements Transport {
     private final String advertisedHost;
     private final Map<String, EmbeddedAgent> agents = new ConcurrentHashMap<>();
     private final Map<String, PeerPool> peers = new ConcurrentHashMap<>();
+    private final GpuStaging staging = new GpuStaging();
     private volatile boolean closed;
 
     private EmbeddedTransport(EmbeddedSettings settings) {
@@ -82,6 +83,10 @@ public final class EmbeddedTransport implements Transport {
         return server.localPort();
     }
 
+    GpuStaging staging() {
+        return staging;
+    }
+
     boolean isServing() {
         return !closed && server.isRunning();
     }
@@ -136,5 +141,6 @@ public final class EmbeddedTransport implements Transport {
         server.close();
         peers.values().forEach(PeerPool::close);
         workers.shutdownNow();
+        staging.close();
     }
 }

@@ -47,12 +47,17 @@ final class EmbeddedWindow implements PassiveWindow {
 
     /** Whether {@code [address, address + length)} lies inside one of this window's regions. */
     boolean covers(long address, long length) {
+        return regionCovering(address, length) != null;
+    }
+
+    /** The region holding {@code [address, address + length)}, or null. */
+    MemoryRegion regionCovering(long address, long length) {
         for (MemoryRegion region : regions) {
             if (region.contains(address, length)) {
-                return true;
+                return region;
             }
         }
-        return false;
+        return null;
     }
 
     synchronized boolean enter(SocketChannel channel) {

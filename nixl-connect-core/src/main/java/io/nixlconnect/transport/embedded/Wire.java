@@ -1,6 +1,7 @@
 package io.nixlconnect.transport.embedded;
 
 import io.nixlconnect.internal.NativeMemory;
+import io.nixlconnect.transport.MemoryType;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -121,6 +122,26 @@ final class Wire {
         byte[] text = new byte[length];
         readExactly(channel, length).get(text);
         return new String(text, StandardCharsets.UTF_8);
+    }
+
+    /** Streams a region's bytes to the channel: host memory directly, GPU memory through {@code staging}. */
+    static void sendMemory(SocketChannel channel, MemoryType type, long address, long length, GpuStaging staging)
+            throws IOException {
+        if (type == MemoryType.VRAM) {
+            staging.send(channel, address, length);
+        } else {
+            sendMemory(channel, address, length);
+        }
+    }
+
+    /** Receives a region's bytes from the channel: into host memory directly, into GPU memory through {@code staging}. */
+    static void receiveMemory(SocketChannel channel, MemoryType type, long address, long length, GpuStaging staging)
+            throws IOException {
+        if (type == MemoryType.VRAM) {
+            staging.receive(channel, address, length);
+        } else {
+            receiveMemory(channel, address, length);
+        }
     }
 
     /** Streams {@code length} bytes at {@code address} to the channel, in views of at most 1 GiB. */
