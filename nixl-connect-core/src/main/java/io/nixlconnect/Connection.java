@@ -81,21 +81,15 @@ public final class Connection implements AutoCloseable {
      *
      * @return true when that was the last reference and the peer was unloaded
      */
-    public boolean releaseRemoteRef(String remoteName) {
-        TransportAgent toUnloadFrom;
-        synchronized (this) {
-            RemoteAgent remote = remotes.get(remoteName);
-            if (remote == null) {
-                return false;
-            }
-            if (--remote.references > 0) {
-                return false;
-            }
-            remotes.remove(remoteName);
-            toUnloadFrom = agent;
+    public synchronized boolean releaseRemoteRef(String remoteName) {
+        RemoteAgent remote = remotes.get(remoteName);
+        if (remote == null || --remote.references > 0) {
+            return false;
         }
-        if (toUnloadFrom != null) {
-            toUnloadFrom.unloadRemoteAgent(remoteName);
+        remotes.remove(remoteName);
+        // Unload under the lock: a concurrent loadRemote of the same peer must not be undone by this unload.
+        if (agent != null && !closed) {
+            agent.unloadRemoteAgent(remoteName);
         }
         return true;
     }
