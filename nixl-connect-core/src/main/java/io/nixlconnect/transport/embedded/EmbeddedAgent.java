@@ -221,14 +221,9 @@ final class EmbeddedAgent implements TransportAgent {
         }
     }
 
-    /** Delivers a notification; false when no window waits for it. */
-    boolean deliver(byte[] notification) {
-        EmbeddedWindow window = windowsByNotification.get(new NotificationKey(notification));
-        if (window == null) {
-            return false;
-        }
-        window.deliver();
-        return true;
+    /** Takes the window waiting for a notification, so that no one else delivers it; null when none waits. */
+    EmbeddedWindow claim(byte[] notification) {
+        return windowsByNotification.remove(new NotificationKey(notification));
     }
 
     private void ensureOpen() {

@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -7,6 +8,7 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -103,59 +105,71 @@ final class EmbeddedServer {
             return;
         }
         switch (request.type()) {
-            case Wire.NOTIFY -> {
-                if (agent.deliver(request.notification())) {
-                    Wire.writeOk(channel);
-                } else {
-                    Wire.writeError(channel, "no passive operation waits for notification '"
-                            + new String(request.notification(), java.nio.charset.StandardCharsets.UTF_8)
-                            + "' (completed, closed or never created)");
-                }
-            }
-            case Wire.READ -> {
-                List<EmbeddedWindow> windows = agent.enter(TransferOp.READ, request.addresses(), request.lengths(), channel);
-                if (windows == null) {
-                    Wire.writeError(channel, "READ refused: a requested range lies outside every live ReadableOperation");
-                    return;
-                }
-                try {
-                    Wire.writeOk(channel);
-                    for (int i = 0; i < request.addresses().length; i++) {
-                        long address = request.addresses()[i];
-                        long length = request.lengths()[i];
-                        Wire.sendMemory(channel, EmbeddedAgent.typeOf(windows, address, length), address, length,
-                                transport.staging());
-                    }
-                } finally {
-                    EmbeddedAgent.exit(windows, channel);
-                }
-            }
+            case Wire.NOTIFY -> deliver(channel, agent, request.notification(), " (completed, closed or never created)");
+            // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
+            case Wire.READ -> moveRanges(channel, agent, request, TransferOp.READ);
             case Wire.WRITE -> {
-                List<EmbeddedWindow> windows = agent.enter(TransferOp.WRITE, request.addresses(), request.lengths(), channel);
-                if (windows == null) {
-                    Wire.writeError(channel, "WRITE refused: a requested range lies outside every live WritableOperation");
-                    return;
-                }
-                try {
-                    Wire.writeOk(channel);
-                    for (int i = 0; i < request.addresses().length; i++) {
-                        long address = request.addresses()[i];
-                        long length = request.lengths()[i];
-                        Wire.receiveMemory(channel, EmbeddedAgent.typeOf(windows, address, length), address, length,
-                                transport.staging());
-                    }
-                } finally {
-                    EmbeddedAgent.exit(windows, channel);
-                }
                 // The data has landed: only now may the passive side learn of it.
-                if (request.notification().length == 0 || agent.deliver(request.notification())) {
-                    Wire.writeOk(channel);
-                } else {
-                    Wire.writeError(channel, "no passive operation waits for notification '"
-                            + new String(request.notification(), java.nio.charset.StandardCharsets.UTF_8) + "'");
+                if (moveRanges(channel, agent, request, TransferOp.WRITE)) {
+                    deliver(channel, agent, request.notification(), "");
                 }
             }
             default -> throw new Wire.ProtocolException("unknown request type " + request.type());
+        }
+    }
+
+    /**
+     * Serves the request's ranges if every one lies inside a live window of the right kind: streams them
+     * out (READ) or in (WRITE). Refuses the whole request, touching nothing, otherwise.
+     *
+     * @return whether the ranges were moved
+     */
+    private boolean moveRanges(SocketChannel channel, EmbeddedAgent agent, Wire.Request request, TransferOp access)
+            throws IOException {
+        List<EmbeddedWindow> windows = agent.enter(access, request.addresses(), request.lengths(), channel);
+        if (windows == null) {
+            Wire.writeError(channel, access + " refused: a requested range lies outside every live "
+                    + (access == TransferOp.READ ? "ReadableOperation" : "WritableOperation"));
+            return false;
+        }
+        try {
+            Wire.writeOk(channel);
+            for (int i = 0; i < request.addresses().length; i++) {
+                long address = request.addresses()[i];
+                long length = request.lengths()[i];
+                MemoryType type = EmbeddedAgent.typeOf(windows, address, length);
+                if (access == TransferOp.READ) {
+                    Wire.sendMemory(channel, type, address, length, transport.staging());
+                } else {
+                    Wire.receiveMemory(channel, type, address, length, transport.staging());
+                }
+            }
+            return true;
+        } finally {
+            EmbeddedAgent.exit(windows, channel);
+        }
+    }
+
+    /**
+     * Delivers a notification: claims the waiting window, answers OK, then completes the window — in that
+     * order, so that a passive side which shuts down as soon as it completes cannot cut off the answer.
+     */
+    private static void deliver(SocketChannel channel, EmbeddedAgent agent, byte[] notification, String hint)
+            throws IOException {
+        if (notification.length == 0) {
+            Wire.writeOk(channel);
+            return;
+        }
+        EmbeddedWindow window = agent.claim(notification);
+        if (window == null) {
+            Wire.writeError(channel, "no passive operation waits for notification '"
+                    + new String(notification, StandardCharsets.UTF_8) + "'" + hint);
+            return;
+        }
+        try {
+            Wire.writeOk(channel);
+        } finally {
+            window.deliver(); // the data has landed whether or not the answer reaches the peer
         }
     }
 
