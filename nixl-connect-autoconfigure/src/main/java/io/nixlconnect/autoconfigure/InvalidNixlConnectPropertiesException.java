@@ -34,7 +34,7 @@ public class InvalidNixlConnectPropertiesException extends IllegalStateException
     public record Violation(String property, Object value, String problem, String fix) {
 
         String summary() {
-            return property + "=" + value + " " + problem;
+            return property + "=" + NixlConnectFailureAnalyzer.format(value) + " " + problem;
         }
     }
 }

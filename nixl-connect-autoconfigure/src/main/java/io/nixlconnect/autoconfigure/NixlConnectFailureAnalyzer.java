@@ -2,12 +2,13 @@ package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.TransportBackend;
-import io.nixlconnect.autoconfigure.InvalidNixlConnectPropertiesException.Violation;
 import io.nixlconnect.transport.TransportException;
+import java.time.Duration;
 import java.util.stream.Collectors;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.core.Ordered;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Turns nixl-connect start-up failures into a report that names the property at fault and how to fix it:
@@ -32,7 +33,7 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
 
     private static FailureAnalysis invalidProperties(InvalidNixlConnectPropertiesException e) {
         String description = e.violations().stream()
-                .map(v -> "  - " + v.property() + " = " + v.value() + ": " + v.problem())
+                .map(v -> "  - " + v.property() + " = " + format(v.value()) + ": " + v.problem())
                 .collect(Collectors.joining("\n", "Invalid nixl-connect configuration:\n", ""));
         String action = e.violations().stream()
                 .map(v -> "  - " + v.property() + ": " + v.fix())
@@ -73,6 +74,21 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
         return cause instanceof LinkageError
                 || (cause instanceof IllegalStateException && cause.getMessage() != null
                         && cause.getMessage().contains("NIXL"));
+    }
+
+    /** Durations and sizes the way they are written in application properties ({@code 30s}, {@code 16MB}). */
+    static String format(Object value) {
+        if (value instanceof Duration duration) {
+            return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + "s" : duration.toMillis() + "ms";
+        }
+        if (value instanceof DataSize size) {
+            long bytes = size.toBytes();
+            if (bytes != 0 && bytes % DataSize.ofMegabytes(1).toBytes() == 0) {
+                return size.toMegabytes() + "MB";
+            }
+            return bytes != 0 && bytes % 1024 == 0 ? size.toKilobytes() + "KB" : bytes + "B";
+        }
+        return String.valueOf(value);
     }
 
     private static String orDefault(String value) {
