@@ -1,0 +1,41 @@
+package io.nixlconnect.autoconfigure;
+
+import io.nixlconnect.Connector;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+
+/**
+ * The nixl-connect {@link Connector}, its lifecycle and the {@link NixlTransfers} service. Off with
+ * {@code nixl.connect.enabled=false}; each bean gives way to one the application defines.
+ */
+@AutoConfiguration
+@ConditionalOnClass(Connector.class)
+@ConditionalOnBooleanProperty(name = "nixl.connect.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(NixlConnectProperties.class)
+public final class NixlConnectAutoConfiguration {
+
+    /** Closed by the context ({@code close} is inferred); {@link NixlConnectorLifecycle} drains it first. */
+    @Bean
+    @ConditionalOnMissingBean
+    Connector nixlConnector(NixlConnectProperties properties, Environment environment) {
+        return NixlConnectorFactory.create(properties, environment.getProperty("spring.application.name"));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    NixlConnectorLifecycle nixlConnectorLifecycle(Connector connector, NixlConnectProperties properties) {
+        return new NixlConnectorLifecycle(connector, properties.getShutdown().getGracePeriod());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    NixlTransfers nixlTransfers(Connector connector) {
+        // The connector's own timeout, so a user-defined Connector bean is honoured too.
+        return new NixlTransfers(connector, connector.options().operationTimeout());
+    }
+}

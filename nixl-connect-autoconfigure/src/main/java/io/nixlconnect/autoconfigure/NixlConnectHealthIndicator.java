@@ -1,0 +1,40 @@
+package io.nixlconnect.autoconfigure;
+
+import io.nixlconnect.Connector;
+import java.util.Map;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+
+/**
+ * {@code nixl}: UP while the connector accepts operations and its transport serves peers; DOWN with the
+ * reason otherwise. Details: backend, agent, transport details (endpoint or NIXL plugins), operations in
+ * flight, registered bytes, remote agents.
+ */
+public class NixlConnectHealthIndicator extends AbstractHealthIndicator {
+
+    private final Connector connector;
+
+    public NixlConnectHealthIndicator(Connector connector) {
+        super("nixl-connect health check failed");
+        this.connector = connector;
+    }
+
+    @Override
+    protected void doHealthCheck(Health.Builder builder) {
+        boolean serving = connector.isServing();
+        boolean accepting = connector.isAccepting();
+        if (serving && accepting) {
+            builder.up();
+        } else {
+            builder.down().withDetail("reason", !accepting ? (serving ? "shutting down" : "closed") : "transport not serving");
+        }
+        Map<String, Object> transport = connector.transportDetails();
+        builder.withDetail("worker", connector.name())
+                .withDetail("backend", connector.backendName())
+                .withDetail("agent", transport.get("agent"))
+                .withDetail("transport", transport)
+                .withDetail("inFlightOperations", connector.inFlightOperations())
+                .withDetail("registeredBytes", connector.registeredBytes())
+                .withDetail("remoteAgents", connector.remoteAgentCount());
+    }
+}

@@ -1,0 +1,150 @@
+package io.nixlconnect.autoconfigure;
+
+import io.nixlconnect.AbstractOperation;
+import io.nixlconnect.Connector;
+import io.nixlconnect.Descriptor;
+import io.nixlconnect.RdmaMetadata;
+import io.nixlconnect.ReadOperation;
+import io.nixlconnect.ReadableOperation;
+import io.nixlconnect.SerializedDescriptor;
+import io.nixlconnect.WritableOperation;
+import io.nixlconnect.WriteOperation;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The connector's operations for application code, plus a few conveniences for controllers: publish a
+ * buffer, read a peer's buffers into fresh memory, wait with the configured operation timeout.
+ */
+public class NixlTransfers {
+
+    private final Connector connector;
+    private final Duration operationTimeout;
+
+    public NixlTransfers(Connector connector, Duration operationTimeout) {
+        this.connector = connector;
+        this.operationTimeout = operationTimeout;
+    }
+
+    public Connector connector() {
+        return connector;
+    }
+
+    public ReadableOperation createReadable(Descriptor... descriptors) {
+        return connector.createReadable(descriptors);
+    }
+
+    public ReadableOperation createReadable(List<Descriptor> descriptors) {
+        return connector.createReadable(descriptors);
+    }
+
+    public WritableOperation createWritable(Descriptor... descriptors) {
+        return connector.createWritable(descriptors);
+    }
+
+    public WritableOperation createWritable(List<Descriptor> descriptors) {
+        return connector.createWritable(descriptors);
+    }
+
+    public ReadOperation beginRead(RdmaMetadata remote, Descriptor... descriptors) {
+        return connector.beginRead(remote, descriptors);
+    }
+
+    public ReadOperation beginRead(RdmaMetadata remote, List<Descriptor> descriptors) {
+        return connector.beginRead(remote, descriptors);
+    }
+
+    public WriteOperation beginWrite(Descriptor descriptor, RdmaMetadata remote) {
+        return connector.beginWrite(descriptor, remote);
+    }
+
+    public WriteOperation beginWrite(List<Descriptor> descriptors, RdmaMetadata remote) {
+        return connector.beginWrite(descriptors, remote);
+    }
+
+    /**
+     * Publishes buffers for one peer to read; hand {@code metadata()} of the result to the peer. The caller
+     * keeps ownership of the descriptors.
+     */
+    public ReadableOperation publish(Descriptor... descriptors) {
+        return connector.createReadable(descriptors);
+    }
+
+    /**
+     * Publishes a copy of {@code data} for one peer to read. The copy is freed once the operation ends
+     * (completed, errored or cancelled).
+     */
+    public ReadableOperation publish(byte[] data) {
+        Descriptor copy = new Descriptor(data);
+        ReadableOperation operation;
+        try {
+            operation = connector.createReadable(copy);
+        } catch (RuntimeException e) {
+            copy.close();
+            throw e;
+        }
+        // Runs after the operation has released the descriptor, so closing it cannot fail as "in use".
+        operation.completion().whenComplete((ignored, error) -> copy.close());
+        return operation;
+    }
+
+    /**
+     * Reads a peer's readable buffers into newly allocated host memory, one buffer per remote descriptor,
+     * and waits (up to the operation timeout) for the read to complete.
+     *
+     * @return the filled buffers, in the metadata's order; the caller owns and closes them
+     * @throws io.nixlconnect.TransferException if the read fails or times out (the buffers are then freed)
+     */
+    public List<Descriptor> readInto(RdmaMetadata remote) {
+        List<Descriptor> buffers = new ArrayList<>(remote.descriptors().size());
+        try {
+            for (SerializedDescriptor descriptor : remote.descriptors()) {
+                buffers.add(Descriptor.allocate(descriptor.size()));
+            }
+            try (ReadOperation read = connector.beginRead(remote, buffers)) {
+                await(read);
+            }
+            return buffers;
+        } catch (RuntimeException e) {
+            for (Descriptor buffer : buffers) {
+                buffer.close();
+            }
+            throw e;
+        }
+    }
+
+    /** Reads a peer's readable buffers and returns their bytes, concatenated in the metadata's order. */
+    public byte[] readBytes(RdmaMetadata remote) {
+        long total = remote.totalSize();
+        if (total > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("Remote buffers of " + total + " bytes do not fit a byte[]; use readInto");
+        }
+        byte[] result = new byte[(int) total];
+        List<Descriptor> buffers = readInto(remote);
+        try {
+            int offset = 0;
+            for (Descriptor buffer : buffers) {
+                byte[] bytes = buffer.toByteArray();
+                System.arraycopy(bytes, 0, result, offset, bytes.length);
+                offset += bytes.length;
+            }
+        } finally {
+            for (Descriptor buffer : buffers) {
+                buffer.close();
+            }
+        }
+        return result;
+    }
+
+    /**
+     * Waits for {@code operation} to end, at most the configured operation timeout.
+     *
+     * @throws io.nixlconnect.TransferTimeoutException if it has not ended in time (it goes on; close it to stop it)
+     * @throws io.nixlconnect.TransferException        if it errored or was cancelled
+     */
+    public <T extends AbstractOperation> T await(T operation) {
+        operation.waitForCompletion(operationTimeout);
+        return operation;
+    }
+}

@@ -1,0 +1,144 @@
+package io.nixlconnect.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.TransportBackend;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+class NixlConnectAutoConfigurationTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(NixlConnectAutoConfiguration.class));
+
+    @Test
+    void zeroConfigurationGivesAServingEmbeddedConnectorOnLoopback() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(Connector.class).hasSingleBean(NixlTransfers.class)
+                    .hasSingleBean(NixlConnectorLifecycle.class);
+            Connector connector = context.getBean(Connector.class);
+            assertThat(connector.isServing()).isTrue();
+            assertThat(connector.backendName()).isEqualTo("embedded");
+            assertThat(connector.name()).matches("nixl-[0-9a-f]{8}");
+            assertThat(String.valueOf(connector.transportDetails().get("endpoint"))).startsWith("127.0.0.1:");
+            assertThat(context.getBean(NixlConnectorLifecycle.class).isRunning()).isTrue();
+        });
+    }
+
+    @Test
+    void workerIdDerivesFromTheApplicationNameAndIsUniquePerContext() {
+        ApplicationContextRunner named = runner.withPropertyValues("spring.application.name=prefill");
+        named.run(first -> named.run(second -> {
+            String a = first.getBean(Connector.class).name();
+            String b = second.getBean(Connector.class).name();
+            assertThat(a).matches("prefill-[0-9a-f]{8}");
+            assertThat(b).matches("prefill-[0-9a-f]{8}").isNotEqualTo(a);
+        }));
+    }
+
+    @Test
+    void disabledMeansNoBeansAtAll() {
+        runner.withPropertyValues("nixl.connect.enabled=false").run(context -> assertThat(context)
+                .doesNotHaveBean(Connector.class)
+                .doesNotHaveBean(NixlTransfers.class)
+                .doesNotHaveBean(NixlConnectorLifecycle.class)
+                .doesNotHaveBean(NixlConnectProperties.class));
+    }
+
+    @Test
+    void propertiesBindIncludingDurationsAndDataSizes() {
+        runner.withPropertyValues("nixl.connect.worker-id=decode-7", "nixl.connect.backend=embedded",
+                "nixl.connect.operation-timeout=2m", "nixl.connect.passive-timeout=45s",
+                "nixl.connect.limits.max-in-flight-operations=7", "nixl.connect.limits.max-metadata-size=2MB",
+                "nixl.connect.embedded.advertised-address=10.1.2.3", "nixl.connect.nixl.backends=UCX,GDS",
+                "nixl.connect.nixl.backend-parameters.num_threads=4", "nixl.connect.nixl.library-path=/opt/nixl/lib",
+                "nixl.connect.cuda.device-id=3", "nixl.connect.cuda.required=true",
+                "nixl.connect.shutdown.grace-period=1500ms").run(context -> {
+            ConnectorOptions options = context.getBean(Connector.class).options();
+            assertThat(options.workerId()).isEqualTo("decode-7");
+            assertThat(options.backend()).isEqualTo(TransportBackend.EMBEDDED);
+            assertThat(options.operationTimeout()).isEqualTo(Duration.ofMinutes(2));
+            assertThat(options.passiveTimeout()).isEqualTo(Duration.ofSeconds(45));
+            assertThat(options.maxInFlightOperations()).isEqualTo(7);
+            assertThat(options.maxMetadataSize()).isEqualTo(2 * 1024 * 1024);
+            assertThat(options.advertisedAddress()).isEqualTo("10.1.2.3");
+            assertThat(options.nixlBackends()).containsExactly("UCX", "GDS");
+            assertThat(options.nixlBackendParameters()).isEqualTo(Map.of("num_threads", "4"));
+            assertThat(options.nixlLibraryPath()).isEqualTo("/opt/nixl/lib");
+            NixlConnectProperties properties = context.getBean(NixlConnectProperties.class);
+            assertThat(properties.getCuda().getDeviceId()).isEqualTo(3);
+            assertThat(properties.getCuda().isRequired()).isTrue();
+            assertThat(properties.getShutdown().getGracePeriod()).isEqualTo(Duration.ofMillis(1500));
+            assertThat(context.getBean(Connector.class).name()).isEqualTo("decode-7");
+        });
+    }
+
+    @Test
+    void defaultsMatchTheDocumentedOnes() {
+        runner.run(context -> {
+            NixlConnectProperties properties = context.getBean(NixlConnectProperties.class);
+            ConnectorOptions options = context.getBean(Connector.class).options();
+            assertThat(options.backend()).isEqualTo(TransportBackend.AUTO);
+            assertThat(options.bindAddress()).isEqualTo("127.0.0.1");
+            assertThat(options.port()).isZero();
+            assertThat(options.operationTimeout()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(options.passiveTimeout()).isNull();
+            assertThat(options.maxInFlightOperations()).isEqualTo(4096);
+            assertThat(options.maxMetadataSize()).isEqualTo(16 * 1024 * 1024);
+            assertThat(options.nixlBackends()).isEqualTo(List.of("UCX"));
+            assertThat(properties.getCuda().getDeviceId()).isZero();
+            assertThat(properties.getCuda().isRequired()).isFalse();
+            assertThat(properties.getShutdown().getGracePeriod()).isEqualTo(Duration.ofSeconds(10));
+        });
+    }
+
+    @Test
+    void userConnectorWinsAndServicesUseIt() {
+        runner.withUserConfiguration(UserConnector.class).run(context -> {
+            assertThat(context).hasSingleBean(Connector.class);
+            Connector connector = context.getBean(Connector.class);
+            assertThat(connector.name()).isEqualTo("mine");
+            assertThat(context.getBean(NixlTransfers.class).connector()).isSameAs(connector);
+        });
+    }
+
+    @Test
+    void userTransfersServiceWins() {
+        runner.withUserConfiguration(UserTransfers.class).run(context -> assertThat(
+                context.getBeanNamesForType(NixlTransfers.class)).containsExactly("customTransfers"));
+    }
+
+    @Test
+    void closingTheContextClosesTheConnector() {
+        Connector[] connector = new Connector[1];
+        runner.run(context -> connector[0] = context.getBean(Connector.class));
+        assertThat(connector[0].isServing()).isFalse();
+        assertThat(connector[0].isAccepting()).isFalse();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserConnector {
+
+        @Bean
+        Connector customConnector() {
+            return new Connector(ConnectorOptions.builder().workerId("mine").backend(TransportBackend.EMBEDDED).build());
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserTransfers {
+
+        @Bean
+        NixlTransfers customTransfers(Connector connector) {
+            return new NixlTransfers(connector, Duration.ofSeconds(1));
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package io.nixlconnect.starter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.OperationStatus;
+import io.nixlconnect.ReadableOperation;
+import io.nixlconnect.TransportBackend;
+import io.nixlconnect.autoconfigure.NixlTransfers;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ApplicationContext;
+
+/** Only the starter (and the test starter) on the class path, no configuration: a working connector. */
+@SpringBootTest(classes = NixlConnectStarterTests.Application.class)
+class NixlConnectStarterTests {
+
+    @Autowired
+    private Connector connector;
+
+    @Autowired
+    private NixlTransfers transfers;
+
+    @Autowired
+    private ApplicationContext context;
+
+    @Test
+    void zeroConfigurationGivesAServingConnectorThatMovesBytes() {
+        assertThat(connector.isServing()).isTrue();
+        assertThat(connector.backendName()).isEqualTo("embedded");
+        assertThat(connector.options().bindAddress()).isEqualTo("127.0.0.1");
+        // No actuator or Micrometer here: the optional integrations stay out of the way.
+        assertThat(context.containsBean("nixlHealthIndicator")).isFalse();
+        assertThat(context.containsBean("nixlConnectMetrics")).isFalse();
+
+        try (Connector peer = new Connector(ConnectorOptions.builder().workerId("starter-peer")
+                .backend(TransportBackend.EMBEDDED).build())) {
+            ReadableOperation published = transfers.publish(new byte[] {10, 20, 30});
+            byte[] read = new NixlTransfers(peer, connector.options().operationTimeout()).readBytes(published.metadata());
+            assertThat(read).containsExactly(10, 20, 30);
+            assertThat(transfers.await(published).status()).isEqualTo(OperationStatus.COMPLETE);
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class Application {
+    }
+}
