@@ -1,7 +1,9 @@
 package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.BackendUnavailableException;
 import io.nixlconnect.TransportBackend;
+import io.nixlconnect.cuda.CudaUnavailableException;
 import io.nixlconnect.transport.TransportException;
 import java.time.Duration;
 import java.util.stream.Collectors;
@@ -23,6 +25,15 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
         InvalidNixlConnectPropertiesException invalid = findCause(failure, InvalidNixlConnectPropertiesException.class);
         if (invalid != null) {
             return invalidProperties(invalid);
+        }
+        CudaUnavailableException noGpu = findCause(failure, CudaUnavailableException.class);
+        if (noGpu != null) {
+            return new FailureAnalysis("nixl.connect.cuda.required is true but no usable GPU was found: "
+                    + noGpu.reason(),
+                    "Run on a machine with an NVIDIA GPU and driver (libcuda.so.1), put JCuda (org.jcuda:jcuda and "
+                            + "org.jcuda:jcuda-natives for your platform) on the classpath, check "
+                            + "nixl.connect.cuda.device-id, or set nixl.connect.cuda.required=false to start without a GPU.",
+                    noGpu);
         }
         NixlConnectorStartupException startup = findCause(failure, NixlConnectorStartupException.class);
         if (startup != null) {
@@ -71,9 +82,7 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
      * {@link LinkageError}. Add the core's dedicated exception type here once it exists.
      */
     static boolean isNixlUnavailable(Throwable cause) {
-        return cause instanceof LinkageError
-                || (cause instanceof IllegalStateException && cause.getMessage() != null
-                        && cause.getMessage().contains("NIXL"));
+        return cause instanceof BackendUnavailableException || cause instanceof LinkageError;
     }
 
     /** Durations and sizes the way they are written in application properties ({@code 30s}, {@code 16MB}). */

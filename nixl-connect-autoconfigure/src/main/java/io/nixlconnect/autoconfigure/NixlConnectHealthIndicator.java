@@ -1,6 +1,9 @@
 package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.Connector;
+import io.nixlconnect.cuda.Cuda;
+import io.nixlconnect.cuda.CudaAvailability;
+import io.nixlconnect.cuda.CudaDevice;
 import java.util.Map;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -35,6 +38,16 @@ public class NixlConnectHealthIndicator extends AbstractHealthIndicator {
                 .withDetail("transport", transport)
                 .withDetail("inFlightOperations", connector.inFlightOperations())
                 .withDetail("registeredBytes", connector.registeredBytes())
-                .withDetail("remoteAgents", connector.remoteAgentCount());
+                .withDetail("remoteAgents", connector.remoteAgentCount())
+                .withDetail("cudaDevices", cudaDevices());
+    }
+
+    /** The visible CUDA devices, or why there are none (cached: probing the driver happens once). */
+    private static Object cudaDevices() {
+        CudaAvailability availability = Cuda.availability();
+        if (!availability.available()) {
+            return "unavailable: " + availability.reason();
+        }
+        return Cuda.open().devices().stream().map(CudaDevice::toString).toList();
     }
 }

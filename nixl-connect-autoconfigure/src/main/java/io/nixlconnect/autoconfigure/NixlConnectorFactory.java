@@ -3,10 +3,16 @@ package io.nixlconnect.autoconfigure;
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.TransportBackend;
+import io.nixlconnect.cuda.CudaAvailability;
+import io.nixlconnect.cuda.CudaUnavailableException;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Builds a {@link Connector} from {@link NixlConnectProperties}: validates first, then names start-up failures. */
 final class NixlConnectorFactory {
+
+    private static final Logger log = LoggerFactory.getLogger(NixlConnectorFactory.class);
 
     private NixlConnectorFactory() {
     }
@@ -16,8 +22,25 @@ final class NixlConnectorFactory {
      * @throws InvalidNixlConnectPropertiesException if a property breaks a rule
      * @throws NixlConnectorStartupException         if the transport does not start
      */
+    /**
+     * Says in one line whether GPU memory can be used, and refuses to start when it is required but cannot.
+     * Looks for a GPU only when JCuda is on the classpath (the application asked for GPU support).
+     */
+    static void checkCuda(NixlConnectProperties.Cuda cuda) {
+        CudaAvailability availability = io.nixlconnect.cuda.Cuda.availability(cuda.getDeviceId());
+        if (availability.available()) {
+            log.info("nixl-connect: GPU support available ({} CUDA device(s); using cuda:{})",
+                    availability.deviceCount(), cuda.getDeviceId());
+        } else if (cuda.isRequired()) {
+            throw new CudaUnavailableException(availability.reason());
+        } else {
+            log.info("nixl-connect: GPU support unavailable: {}", availability.reason());
+        }
+    }
+
     static Connector create(NixlConnectProperties properties, String applicationName) {
         ConnectorOptions options = options(properties, applicationName);
+        checkCuda(properties.getCuda());
         try {
             return new Connector(options);
         } catch (RuntimeException | LinkageError e) {
