@@ -64,4 +64,28 @@ class EmbeddedTransferContractTest extends TransferContractTest {
         }
     }
 
+
+    @Test
+    void cancelDuringALargeReadStopsWritingIntoLocalMemory() throws Exception {
+        long size = 1L << 30;
+        try (Descriptor source = Descriptor.allocate(size); Descriptor target = Descriptor.allocate(size)) {
+            fillPattern(source, 3);
+            ReadableOperation readable = producer.createReadable(source);
+            ReadOperation read = consumer.beginRead(readable.metadata(), target);
+            Thread.sleep(20); // let bytes flow
+            read.cancel();
+            assertThat(read.status()).isEqualTo(OperationStatus.CANCELLED);
+            // After cancel() returns nothing writes into the target any more.
+            java.nio.ByteBuffer tail = target.asByteBuffer(size - (1 << 20), 1 << 20);
+            byte[] before = new byte[1 << 20];
+            tail.duplicate().get(before);
+            Thread.sleep(300);
+            byte[] after = new byte[1 << 20];
+            tail.duplicate().get(after);
+            assertThat(after).isEqualTo(before);
+            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            readable.close();
+        }
+        assertNothingRegistered();
+    }
 }
