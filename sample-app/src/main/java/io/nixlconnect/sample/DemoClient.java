@@ -62,8 +62,10 @@ public class DemoClient {
             JsonNode endpointNode = nixl.path("details").path("transport").path("endpoint");
             endpoint = endpointNode.isMissingNode() || endpointNode.isNull() ? null : endpointNode.asString();
             JsonNode meter = self.get().uri("/actuator/metrics/nixl.transfer.bytes?tag=role:active")
-                    .retrieve().body(JsonNode.class);
-            bytes = (long) meter.path("measurements").path(0).path("value").asDouble();
+                    .retrieve()
+                    .onStatus(status -> status.value() == 404, (request, response) -> { }) // no transfer completed yet
+                    .body(JsonNode.class);
+            bytes = meter == null ? 0L : (long) meter.path("measurements").path(0).path("value").asDouble();
         } catch (RuntimeException e) {
             log.warn("Could not query this worker's actuator: {}", e.toString());
         }
@@ -89,7 +91,8 @@ public class DemoClient {
                 return new TransferResult("READ", remote.totalSize(), took, info.crc32c(), actual, null);
             }
         } catch (RuntimeException e) {
-            log.error("READ of '{}' failed", name, e);
+            log.error("READ of '{}' failed: {}", name, e.toString());
+            log.debug("READ failure", e);
             return TransferResult.failed("READ", size, e);
         }
     }
@@ -110,7 +113,8 @@ public class DemoClient {
             WriteReport report = producer.get().uri("/tensors/{name}/checksum", target).retrieve().body(WriteReport.class);
             return new TransferResult("WRITE", size, took, expected, report.crc32c(), null);
         } catch (RuntimeException e) {
-            log.error("WRITE into '{}' failed", target, e);
+            log.error("WRITE into '{}' failed: {}", target, e.toString());
+            log.debug("WRITE failure", e);
             return TransferResult.failed("WRITE", size, e);
         }
     }

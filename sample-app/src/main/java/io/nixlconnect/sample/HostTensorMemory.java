@@ -3,6 +3,7 @@ package io.nixlconnect.sample;
 import io.nixlconnect.Descriptor;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.LongBuffer;
 import java.util.zip.CRC32C;
 
 /** Tensors in host memory, filled with a deterministic pattern and checked with CRC32C (no copies). */
@@ -10,6 +11,9 @@ public class HostTensorMemory implements TensorMemory {
 
     /** Tensors are visited in chunks: a ByteBuffer view holds at most 2 GiB. Multiple of 8. */
     private static final int CHUNK = 64 << 20;
+
+    /** Values computed per bulk copy. */
+    private static final int BLOCK = 8192;
 
     @Override
     public String device() {
@@ -24,13 +28,21 @@ public class HostTensorMemory implements TensorMemory {
     @Override
     public void fill(Descriptor tensor, long seed) {
         long size = tensor.size();
+        long[] block = new long[BLOCK];
         long index = 0;
         for (long offset = 0; offset < size; offset += CHUNK) {
             ByteBuffer chunk = tensor.asByteBuffer(offset, (int) Math.min(CHUNK, size - offset))
                     .order(ByteOrder.LITTLE_ENDIAN);
-            while (chunk.remaining() >= Long.BYTES) {
-                chunk.putLong(value(seed, index++));
+            LongBuffer longs = chunk.asLongBuffer();
+            while (longs.hasRemaining()) {
+                int count = Math.min(BLOCK, longs.remaining());
+                for (int i = 0; i < count; i++) {
+                    block[i] = value(seed, index + i);
+                }
+                longs.put(block, 0, count);
+                index += count;
             }
+            chunk.position(chunk.position() + longs.position() * Long.BYTES);
             long last = value(seed, index);
             for (int shift = 0; chunk.hasRemaining(); shift += 8) {
                 chunk.put((byte) (last >>> shift));

@@ -11,6 +11,14 @@ public record TransferResult(String kind, long bytes, Duration duration, String 
 
     static TransferResult failed(String kind, long bytes, Throwable error) {
         String message = error.getMessage() == null ? error.getClass().getSimpleName() : error.getMessage();
+        if (message.endsWith(": null")) { // Spring's I/O error message around a cause without one
+            message = message.substring(0, message.length() - ": null".length());
+        }
+        for (Throwable cause = error.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            if (cause instanceof java.net.ConnectException) {
+                return new TransferResult(kind, bytes, null, null, null, message + " (connection refused)");
+            }
+        }
         return new TransferResult(kind, bytes, null, null, null, message);
     }
 
