@@ -4,7 +4,11 @@ import io.nixlconnect.TransferException;
 import io.nixlconnect.TransferTimeoutException;
 import java.util.List;
 import java.util.NoSuchElementException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
+import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.context.event.EventListener;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
@@ -33,10 +37,20 @@ import org.springframework.web.bind.annotation.RestController;
 @ConditionalOnExpression(ProducerTensors.PRODUCER_ROLE)
 public class ProducerController {
 
+    private static final Logger log = LoggerFactory.getLogger(ProducerController.class);
+
     private final ProducerTensors tensors;
 
     public ProducerController(ProducerTensors tensors) {
         this.tensors = tensors;
+    }
+
+    /** Tells the operator where to point a consumer. */
+    @EventListener
+    void ready(WebServerInitializedEvent event) {
+        String address = event.getApplicationContext().getEnvironment().getProperty("server.address", "127.0.0.1");
+        log.info("Producer ready: GET http://{}:{}/tensors/{{name}}/metadata serves {}", address,
+                event.getWebServer().getPort(), tensors.list());
     }
 
     @GetMapping
