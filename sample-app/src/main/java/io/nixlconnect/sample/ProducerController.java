@@ -49,8 +49,10 @@ public class ProducerController {
     @EventListener
     void ready(WebServerInitializedEvent event) {
         String address = event.getApplicationContext().getEnvironment().getProperty("server.address", "127.0.0.1");
-        log.info("Producer ready: GET http://{}:{}/tensors/{{name}}/metadata serves {}", address,
-                event.getWebServer().getPort(), tensors.list());
+        for (TensorInfo tensor : tensors.list()) {
+            log.info("Producer ready: GET http://{}:{}/tensors/{}/metadata publishes '{}' ({} bytes, crc32c {})", address,
+                    event.getWebServer().getPort(), tensor.name(), tensor.name(), tensor.size(), tensor.crc32c());
+        }
     }
 
     @GetMapping
