@@ -1,0 +1,28 @@
+package io.nixlconnect.sample;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The nixl-connect sample: a producer that publishes a tensor over HTTP as {@code RdmaMetadata} and a
+ * consumer that reads it and writes into the producer's memory with one-sided transfers.
+ *
+ * <p>{@code sample.role} (or the {@code producer} / {@code consumer} profile) picks the role; the default,
+ * {@code both}, runs both against each other in this one process, prints the result and exits
+ * (0 when every checksum matched, 1 otherwise).
+ */
+@SpringBootApplication
+@EnableConfigurationProperties(SampleProperties.class)
+public class SampleApplication {
+
+    public static void main(String[] args) {
+        ConfigurableApplicationContext context = SpringApplication.run(SampleApplication.class, args);
+        DemoRunner demo = context.getBeanProvider(DemoRunner.class).getIfAvailable();
+        if (demo != null && demo.exitAfterDemo()) {
+            // Closes the context (releasing the connector and its buffers), then exits with DemoRunner's code.
+            System.exit(SpringApplication.exit(context));
+        }
+    }
+}
