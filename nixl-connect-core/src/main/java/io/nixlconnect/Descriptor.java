@@ -36,7 +36,8 @@ public final class Descriptor implements AutoCloseable {
     private final boolean remote;
     /** Keeps the caller's buffer reachable while we hold its address. */
     private final Object ref;
-    private Memory owned;
+    /** Memory this descriptor frees on close: its own allocation, or a GPU buffer handed over with {@link #owning}. */
+    private AutoCloseable owned;
     private final AtomicInteger liveUses = new AtomicInteger();
     private final Map<Connection, RegistrationCache.Lease> registrations = new IdentityHashMap<>();
     /** Live-use handles on a borrowed GPU buffer, one per live operation: it cannot be freed under us. */
@@ -98,6 +99,15 @@ public final class Descriptor implements AutoCloseable {
      */
     public Descriptor(CudaDeviceBuffer buffer) {
         this(requireOpen(buffer).address(), buffer.size(), Device.cuda(buffer.deviceId()), buffer, false);
+    }
+
+    /**
+     * Describes a GPU buffer and takes ownership of it: {@link #close()} frees the buffer too.
+     */
+    public static Descriptor owning(CudaDeviceBuffer buffer) {
+        Descriptor descriptor = new Descriptor(buffer);
+        descriptor.owned = buffer;
+        return descriptor;
     }
 
     private static CudaDeviceBuffer requireOpen(CudaDeviceBuffer buffer) {
@@ -255,9 +265,14 @@ public final class Descriptor implements AutoCloseable {
             registrations.clear();
         }
         toRelease.values().forEach(RegistrationCache.Lease::release);
-        if (owned != null) {
-            owned.close();
-            owned = null;
+        AutoCloseable toFree = owned;
+        owned = null;
+        if (toFree != null) {
+            try {
+                toFree.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("Freeing the memory of " + this + " failed", e);
+            }
         }
     }
 

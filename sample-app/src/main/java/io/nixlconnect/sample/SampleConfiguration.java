@@ -1,21 +1,37 @@
 package io.nixlconnect.sample;
 
+import io.nixlconnect.cuda.CudaMemory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 @Configuration(proxyBeanMethods = false)
 class SampleConfiguration {
 
-    /** Host memory unless the application declares another {@link TensorMemory} (the GPU seam). */
+    /**
+     * Where tensors live: {@code sample.device=auto} (the default) takes the GPU when the starter found one
+     * (a {@link CudaMemory} bean) and host memory otherwise; {@code cpu} and {@code cuda} force one.
+     */
     @Bean
     @ConditionalOnMissingBean
-    TensorMemory tensorMemory(SampleProperties properties) {
-        if (!"cpu".equalsIgnoreCase(properties.getDevice())) {
-            throw new IllegalStateException("sample.device=" + properties.getDevice()
-                    + " is not supported yet: the sample allocates host memory ('cpu') only. GPU tensors need a"
-                    + " TensorMemory bean for that device (see TensorMemory).");
-        }
-        return new HostTensorMemory();
+    TensorMemory tensorMemory(SampleProperties properties, ObjectProvider<CudaMemory> cuda, Environment environment) {
+        String device = properties.getDevice().trim().toLowerCase(java.util.Locale.ROOT);
+        CudaMemory gpu = cuda.getIfAvailable();
+        int deviceId = environment.getProperty("nixl.connect.cuda.device-id", Integer.class, 0);
+        return switch (device) {
+            case "cpu" -> new HostTensorMemory();
+            case "auto" -> gpu != null ? new CudaTensorMemory(gpu, deviceId) : new HostTensorMemory();
+            case "cuda" -> {
+                if (gpu == null) {
+                    throw new IllegalStateException("sample.device=cuda but no usable GPU was found (see the"
+                            + " 'GPU support unavailable' line above); use sample.device=auto or cpu");
+                }
+                yield new CudaTensorMemory(gpu, deviceId);
+            }
+            default -> throw new IllegalStateException("sample.device=" + properties.getDevice()
+                    + " is not one of auto, cpu, cuda (the GPU is chosen with nixl.connect.cuda.device-id)");
+        };
     }
 }

@@ -10,8 +10,8 @@ public class SampleProperties {
     /** Which role this process plays: producer, consumer, or both against each other (the demo). */
     private Role role = Role.BOTH;
 
-    /** Memory the tensors live in: 'cpu' (host memory). GPU memory is not implemented yet (see TensorMemory). */
-    private String device = "cpu";
+    /** Memory the tensors live in: 'auto' (the GPU when one is usable, else host memory), 'cpu' or 'cuda'. */
+    private String device = "auto";
 
     /** Name of the tensor the producer publishes and the consumer reads. */
     private String tensorName = "demo";

@@ -6,10 +6,7 @@ import io.nixlconnect.Descriptor;
  * Where the sample's tensors live, and how it fills and checks them. {@link HostTensorMemory} uses host
  * memory ({@link Descriptor#allocate(long)}).
  *
- * <p>This is the seam for GPU tensors: an implementation for {@code sample.device=cuda:N} would allocate
- * device memory (e.g. with JCuda's {@code cudaMalloc}), describe it with
- * {@code new Descriptor(ptr, size, "cuda:N", owner)}, and fill and checksum it by staging through host
- * memory. Declare it as a bean and it replaces the host one. Not implemented yet.
+ * <p>{@link CudaTensorMemory} keeps them in GPU memory (JCuda), chosen by {@code sample.device}.
  */
 public interface TensorMemory {
 
