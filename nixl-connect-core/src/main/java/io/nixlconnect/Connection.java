@@ -81,21 +81,19 @@ public final class Connection implements AutoCloseable {
      *
      * @return true when that was the last reference and the peer was unloaded
      */
-    public boolean releaseRemoteRef(String remoteName) {
-        TransportAgent toUnloadFrom;
-        synchronized (this) {
-            RemoteAgent remote = remotes.get(remoteName);
-            if (remote == null) {
-                return false;
-            }
-            if (--remote.references > 0) {
-                return false;
-            }
-            remotes.remove(remoteName);
-            toUnloadFrom = agent;
+    public synchronized boolean releaseRemoteRef(String remoteName) {
+        RemoteAgent remote = remotes.get(remoteName);
+        if (remote == null) {
+            return false;
         }
-        if (toUnloadFrom != null) {
-            toUnloadFrom.unloadRemoteAgent(remoteName);
+        if (--remote.references > 0) {
+            return false;
+        }
+        remotes.remove(remoteName);
+        // Unload under the lock, as loadRemote loads under it: unloading after releasing it could undo a
+        // concurrent loadRemote of the same peer and fail the transfer that load was for.
+        if (agent != null) {
+            agent.unloadRemoteAgent(remoteName);
         }
         return true;
     }
