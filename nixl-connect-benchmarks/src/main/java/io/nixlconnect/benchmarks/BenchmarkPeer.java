@@ -1,7 +1,6 @@
 package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.Connector;
-import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransportBackend;
@@ -24,7 +23,7 @@ public final class BenchmarkPeer {
         TransportBackend backend = TransportBackend.valueOf(args.length > 0 ? args[0] : "EMBEDDED");
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
         Descriptor buffer = null;
-        try (Connector connector = new Connector(ConnectorOptions.builder().workerId("bench-peer").backend(backend).build());
+        try (Connector connector = new Connector(BenchmarkOptions.connector("bench-peer", backend).build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY " + connector.backendName());
             out.flush();
