@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +34,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private static final Logger log = LoggerFactory.getLogger(NixlAgentCore.class);
     static final int MAX_EARLY_NOTIFICATIONS = 1024;
     static final long MAX_EARLY_NOTIFICATION_BYTES = 1 << 20;
+    static final int MAX_IDLE_PEERS = 64;
 
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
@@ -41,6 +42,13 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final Consumer<NixlAgentCore> onClose;
     private final List<Long> backends = new ArrayList<>();
     private final Map<String, byte[]> remotes = new ConcurrentHashMap<>();
+    /**
+     * Peers the caller unloaded but NIXL keeps connected, oldest first (guarded by {@link #remotes}).
+     * Connecting costs milliseconds (UCX wire-up) and the connector unloads a peer whenever its last
+     * operation ends, so invalidating at once would reconnect for every operation; a reload of an
+     * idle peer only merges. Invalidated when evicted (beyond {@link #MAX_IDLE_PEERS}) or on close.
+     */
+    private final LinkedHashMap<String, byte[]> idlePeers = new LinkedHashMap<>();
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
     private final NotificationDispatcher dispatcher =
@@ -231,6 +239,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 long[] remoteName = new long[1];
                 int status = NixlCapi.nixl_capi_load_remote_md(agent, metadata, metadata.length, remoteName);
                 String remote = status == NixlCapi.SUCCESS ? takeString(remoteName[0]) : replaceRemote(metadata, status);
+                idlePeers.remove(remote);
                 remotes.put(remote, metadata.clone());
                 return remote;
             }
@@ -242,7 +251,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     /** NIXL refused to merge {@code metadata}; replaces the peer it names if that is safe. Holds {@link #remotes}. */
     private String replaceRemote(byte[] metadata, int refusal) {
         String remote = NixlMetadataFormat.agentName(metadata);
-        if (remote == null || !remotes.containsKey(remote)) {
+        if (remote == null || !(remotes.containsKey(remote) || idlePeers.containsKey(remote))) {
             throw loadFailure(metadata, refusal);
         }
         long pending = inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
@@ -256,6 +265,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 NixlCapi.statusName(refusal));
         NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
         remotes.remove(remote);
+        idlePeers.remove(remote);
         return loadRemoteNative(metadata);
     }
 
@@ -293,16 +303,26 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 return;
             }
             synchronized (remotes) {
-                if (remotes.remove(remote) != null) {
-                    int status = NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
-                    if (status != NixlCapi.SUCCESS) {
-                        log.debug("NIXL agent {}: invalidating {} returned {}", name, remote,
-                                NixlCapi.statusName(status));
+                byte[] metadata = remotes.remove(remote);
+                if (metadata != null) {
+                    // Refused for posts from now on, but kept connected in NIXL for a reload (see idlePeers).
+                    idlePeers.put(remote, metadata);
+                    Iterator<String> oldest = idlePeers.keySet().iterator();
+                    while (idlePeers.size() > MAX_IDLE_PEERS) {
+                        invalidate(oldest.next());
+                        oldest.remove();
                     }
                 }
             }
         } finally {
             lifecycle.readLock().unlock();
+        }
+    }
+
+    private void invalidate(String remote) {
+        int status = NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
+        if (status != NixlCapi.SUCCESS) {
+            log.debug("NIXL agent {}: invalidating {} returned {}", name, remote, NixlCapi.statusName(status));
         }
     }
 
@@ -591,6 +611,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("serving", isServing());
         details.put("registrations", registrations.size());
         details.put("remoteAgents", remotes.size());
+        synchronized (remotes) {
+            details.put("remoteAgentsIdle", idlePeers.size());
+        }
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
         details.put("windowsWaiting", dispatcher.waitingCount());
@@ -638,10 +661,12 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 deregisterNative(registration.region(), registration.dlist());
             }
             registrations.clear();
-            for (String remote : remotes.keySet()) {
-                NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
+            synchronized (remotes) {
+                remotes.keySet().forEach(this::invalidate);
+                idlePeers.keySet().forEach(this::invalidate);
+                remotes.clear();
+                idlePeers.clear();
             }
-            remotes.clear();
             destroyNative();
         } finally {
             lifecycle.writeLock().unlock();

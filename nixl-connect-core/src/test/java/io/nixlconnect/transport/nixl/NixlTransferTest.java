@@ -316,6 +316,24 @@ class NixlTransferTest {
     }
 
     @Test
+    void anUnloadedPeerStaysConnectedAndReloadsByMerging() throws Exception {
+        Memory local = buffer(4096, 46);
+        Memory remote = buffer(4096, 47);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        active.unloadRemoteAgent(passiveName);
+        assertThat(active.details()).containsEntry("remoteAgents", 0).containsEntry("remoteAgentsIdle", 1);
+
+        assertThat(active.loadRemoteAgent(passive.localMetadata())).isEqualTo(passiveName);
+
+        assertThat(active.details()).containsEntry("remoteAgents", 1).containsEntry("remoteAgentsIdle", 0);
+        active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)), null)
+                .completion().get(30, TimeUnit.SECONDS);
+        assertThat(sameBytes(local, remote)).isTrue();
+    }
+
+    @Test
     void aClosedPeerFailsTheTransferInsteadOfHanging() throws Exception {
         Memory local = buffer(4096, 16);
         Memory remote = buffer(4096, 17);
