@@ -8,6 +8,9 @@ buffer once; each iteration the reader creates the transfer request, posts it an
 for the peer's DONE). Then the latency of one small (4 KiB) READ: create + post + wait.
 
 Usage: PYTHONPATH=$NIXL_PYTHON_PATH python3 benchmarks/nixl_direct.py [maxSizeBytes]
+
+numpy gives large arrays huge-page advice (MADV_HUGEPAGE) unless NUMPY_MADVISE_HUGEPAGE=0; the Java
+benchmark matches it with -Dbench.hugepages (benchmarks/run-nixl.sh sets both from BENCH_HUGEPAGES).
 """
 
 import collections
@@ -50,7 +53,8 @@ def publisher(conn):
             received[awaited] -= 1
             awaited = None
             conn.send("DONE")
-        if not conn.poll(0.00002):
+        if not conn.poll(0):  # poll(timeout) would round a timeout up to whole milliseconds
+            time.sleep(0.00002)
             continue
         command = conn.recv()
         if command[0] == "alloc":
@@ -128,6 +132,11 @@ class Reader:
                  len(nanos)), flush=True)
 
 
+def huge_page_advice():
+    core = getattr(np, "_core", None) or np.core  # numpy 2 renamed np.core
+    return core.multiarray._get_madvise_hugepage()
+
+
 def human(size):
     if size >= 1 << 30:
         return "%d GiB" % (size >> 30)
@@ -143,7 +152,8 @@ def main():
     child.start()
     try:
         reader = Reader(ours)
-        print("NIXL direct (Python API), two processes, READ with notification")
+        print("NIXL direct (Python API), two processes, READ with notification; huge-page advice: %s"
+              % huge_page_advice())
         print("%-10s %6s %12s %12s" % ("size", "iters", "median GB/s", "best GB/s"), flush=True)
         for size in SIZES:
             if size > max_size:

@@ -40,6 +40,7 @@ public final class TransferBenchmark {
         long maxSize = args.length > 1 ? Long.parseLong(args[1]) : 1L << 30;
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path")));
+        command.add("-Dbench.hugepages=" + BenchmarkBuffer.hugePagesRequested());
         if (BenchmarkOptions.nixlLibraryDir() != null) {
             command.add("-D" + BenchmarkOptions.LIBRARY_PATH_PROPERTY + "=" + BenchmarkOptions.nixlLibraryDir());
         }
@@ -48,7 +49,8 @@ public final class TransferBenchmark {
         Process peer = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try (Connector connector = new Connector(BenchmarkOptions.connector("bench-reader", backend).build())) {
             TransferBenchmark bench = new TransferBenchmark(peer);
-            System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName());
+            System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName()
+                    + "; buffers with huge-page advice: " + BenchmarkBuffer.hugePagesRequested());
             System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s%n", "size", "iters", "median GB/s", "best GB/s");
             for (long size : SIZES) {
                 if (size > maxSize) {
@@ -84,7 +86,8 @@ public final class TransferBenchmark {
         int iterations = (int) Math.max(5, Math.min(2000, (4L << 30) / size));
         int warmup = Math.max(2, iterations / 10);
         double[] gbps = new double[iterations];
-        try (Descriptor target = Descriptor.allocate(size)) {
+        try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0)) {
+            Descriptor target = buffer.descriptor();
             target.registerMemory(connector);
             for (int i = -warmup; i < iterations; i++) {
                 RdmaMetadata metadata = publish();
@@ -107,7 +110,8 @@ public final class TransferBenchmark {
         expect("OK");
         long[] nanos = new long[iterations];
         long[] readNanos = new long[iterations];
-        try (Descriptor target = Descriptor.allocate(size)) {
+        try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0)) {
+            Descriptor target = buffer.descriptor();
             target.registerMemory(connector);
             for (int i = -warmup; i < iterations; i++) {
                 long start = System.nanoTime();
