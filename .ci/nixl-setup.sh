@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Fetches a real NIXL for the NIXL transport tests: downloads NIXL's Python wheel from PyPI (the
 # wheel carries libnixl_capi.so, libnixl.so, the plugins, UCX and Abseil with $ORIGIN rpaths), unpacks
-# the native libraries into .ci-cache/nixl/ and prints the environment the tests read.
+# the native libraries and NIXL's Python package into .ci-cache/nixl/, adds numpy there (the package
+# needs it; torch it only uses when present) and prints the environment the tests read.
 #
 #   eval "$(.ci/nixl-setup.sh)"      # or: .ci/nixl-setup.sh; source .ci-cache/nixl/env.sh
 #
-# Variables: NIXL_WHEEL (default nixl-cu12), NIXL_WHEEL_VERSION (default 1.5.1), PIP (default pip3).
-# Nothing is installed into Python: the wheel is only unpacked. Reruns reuse the cache.
+# Variables: NIXL_WHEEL (default nixl-cu12), NIXL_WHEEL_VERSION (default 1.5.1), PIP (default pip3),
+# NIXL_SETUP_PYTHON=0 to skip the Python package (the interop test then skips).
+# Nothing is installed into any Python environment: PYTHONPATH=$NIXL_PYTHON_PATH uses the package.
+# Reruns reuse the cache.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +36,9 @@ if [[ ! -f "$libdir/libnixl_capi.so" ]]; then
   python3 - "$whl" "$dest" "$module" <<'PY'
 import sys, zipfile
 whl, dest, module = sys.argv[1:]
-wanted = (f".{module}.mesonpy.libs/", f"{module}.libs/")   # NIXL + plugins, bundled UCX/Abseil/...
+# NIXL + plugins, bundled UCX/Abseil/..., and the Python package (its extension finds the libraries
+# through $ORIGIN/../.<module>.mesonpy.libs, so it must sit beside them).
+wanted = (f".{module}.mesonpy.libs/", f"{module}.libs/", f"{module}/")
 with zipfile.ZipFile(whl) as z:
     for info in z.infolist():
         if info.filename.startswith(wanted):
@@ -51,10 +56,27 @@ if [[ -n "$unresolved" ]]; then
   log "ERROR: unresolved dependencies:"; echo "$unresolved" >&2; exit 1
 fi
 
+python_env=""
+if [[ "${NIXL_SETUP_PYTHON:-1}" != 0 ]]; then
+  if [[ ! -f "$dest/$module/_api.py" ]]; then
+    log "ERROR: $dest lacks NIXL's Python package; remove $dest and rerun"; exit 1
+  fi
+  if [[ ! -d "$dest/numpy" ]]; then
+    log "installing numpy beside NIXL's Python package"
+    "$pip" install --quiet --disable-pip-version-check --target "$dest" numpy >&2
+  fi
+  python_env="export NIXL_PYTHON_PATH=\"$dest\""
+fi
+
 env_file="$cache/nixl/env.sh"
+# UCX_MODULES=^ib: the wheel's UCX loads its InfiniBand module with RTLD_GLOBAL; where the host also
+# has rdma-core providers, two libnl copies end up loaded and any process using NIXL (JVM or Python)
+# dies with SIGSEGV in rtnl_tc_unregister at exit. CI has no InfiniBand; keep a value already set.
 cat > "$env_file" <<ENV
 export NIXL_LIBRARY_DIR="$libdir"
 export NIXL_PLUGIN_DIR="$libdir/plugins"
+export UCX_MODULES="${UCX_MODULES:-^ib}"
+$python_env
 ENV
 log "NIXL $version ready in $libdir (env in $env_file)"
 cat "$env_file"

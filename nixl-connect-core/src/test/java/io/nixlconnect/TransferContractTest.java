@@ -173,6 +173,7 @@ abstract class TransferContractTest {
             assertThat(from.size()).isEqualTo(800);
             ReadableOperation readable = producer.createReadable(from);
             consumer.beginRead(readable.metadata(), to).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT); // the passive side completes on the notification, a moment later
             byte[] received = new byte[800];
             target.get(received);
             assertThat(received).isEqualTo(java.util.Arrays.copyOfRange(data, 100, 900));

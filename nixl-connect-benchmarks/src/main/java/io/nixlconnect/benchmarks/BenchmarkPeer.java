@@ -1,8 +1,6 @@
 package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.Connector;
-import io.nixlconnect.ConnectorOptions;
-import io.nixlconnect.Descriptor;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransportBackend;
 import java.io.BufferedReader;
@@ -23,8 +21,8 @@ public final class BenchmarkPeer {
     public static void main(String[] args) throws Exception {
         TransportBackend backend = TransportBackend.valueOf(args.length > 0 ? args[0] : "EMBEDDED");
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
-        Descriptor buffer = null;
-        try (Connector connector = new Connector(ConnectorOptions.builder().workerId("bench-peer").backend(backend).build());
+        BenchmarkBuffer buffer = null;
+        try (Connector connector = new Connector(BenchmarkOptions.connector("bench-peer", backend).build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY " + connector.backendName());
             out.flush();
@@ -34,11 +32,12 @@ public final class BenchmarkPeer {
                     if (buffer != null) {
                         buffer.close();
                     }
-                    buffer = Descriptor.allocate(Long.parseLong(line.substring(6).trim()));
-                    buffer.registerMemory(connector);
+                    buffer = new BenchmarkBuffer(Long.parseLong(line.substring(6).trim()),
+                            BenchmarkBuffer.hugePagesRequested(), (byte) 1);
+                    buffer.descriptor().registerMemory(connector);
                     out.println("OK");
                 } else if (line.equals("publish")) {
-                    ReadableOperation readable = connector.createReadable(buffer);
+                    ReadableOperation readable = connector.createReadable(buffer.descriptor());
                     out.println("META " + readable.metadata().toJson());
                     out.flush();
                     readable.waitForCompletion();

@@ -1,7 +1,6 @@
 package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.Connector;
-import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.TransportBackend;
@@ -11,7 +10,9 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
@@ -38,11 +39,18 @@ public final class TransferBenchmark {
         TransportBackend backend = TransportBackend.valueOf(args.length > 0 ? args[0] : "EMBEDDED");
         long maxSize = args.length > 1 ? Long.parseLong(args[1]) : 1L << 30;
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process peer = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                BenchmarkPeer.class.getName(), backend.name()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        try (Connector connector = new Connector(ConnectorOptions.builder().workerId("bench-reader").backend(backend).build())) {
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path")));
+        command.add("-Dbench.hugepages=" + BenchmarkBuffer.hugePagesRequested());
+        if (BenchmarkOptions.nixlLibraryDir() != null) {
+            command.add("-D" + BenchmarkOptions.LIBRARY_PATH_PROPERTY + "=" + BenchmarkOptions.nixlLibraryDir());
+        }
+        command.add(BenchmarkPeer.class.getName());
+        command.add(backend.name());
+        Process peer = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try (Connector connector = new Connector(BenchmarkOptions.connector("bench-reader", backend).build())) {
             TransferBenchmark bench = new TransferBenchmark(peer);
-            System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName());
+            System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName()
+                    + "; buffers with huge-page advice: " + BenchmarkBuffer.hugePagesRequested());
             System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s%n", "size", "iters", "median GB/s", "best GB/s");
             for (long size : SIZES) {
                 if (size > maxSize) {
@@ -78,7 +86,8 @@ public final class TransferBenchmark {
         int iterations = (int) Math.max(5, Math.min(2000, (4L << 30) / size));
         int warmup = Math.max(2, iterations / 10);
         double[] gbps = new double[iterations];
-        try (Descriptor target = Descriptor.allocate(size)) {
+        try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0)) {
+            Descriptor target = buffer.descriptor();
             target.registerMemory(connector);
             for (int i = -warmup; i < iterations; i++) {
                 RdmaMetadata metadata = publish();
@@ -100,19 +109,29 @@ public final class TransferBenchmark {
         toPeer.println("alloc " + size);
         expect("OK");
         long[] nanos = new long[iterations];
-        try (Descriptor target = Descriptor.allocate(size)) {
+        long[] readNanos = new long[iterations];
+        try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0)) {
+            Descriptor target = buffer.descriptor();
             target.registerMemory(connector);
             for (int i = -warmup; i < iterations; i++) {
                 long start = System.nanoTime();
                 RdmaMetadata metadata = publish();
+                long readStart = System.nanoTime();
                 connector.beginRead(metadata, target).waitForCompletion();
+                long readEnd = System.nanoTime();
                 expect("DONE");
                 if (i >= 0) {
                     nanos[i] = System.nanoTime() - start;
+                    readNanos[i] = readEnd - readStart;
                 }
             }
         }
         Arrays.sort(nanos);
+        Arrays.sort(readNanos);
+        // The part comparable with one NIXL request (create + post + wait): beginRead to completion.
+        System.out.printf(Locale.ROOT,
+                "latency of one %s ReadOperation (beginRead to completion): p50 %.1f us, p99 %.1f us (%d iterations)%n",
+                human(size), readNanos[iterations / 2] / 1e3, readNanos[(int) (iterations * 0.99)] / 1e3, iterations);
         System.out.printf(Locale.ROOT,
                 "latency of a complete %s operation across processes (create, metadata JSON, read, both complete): "
                         + "p50 %.1f us, p99 %.1f us (%d iterations)%n",

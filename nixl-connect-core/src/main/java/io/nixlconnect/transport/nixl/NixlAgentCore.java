@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +34,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private static final Logger log = LoggerFactory.getLogger(NixlAgentCore.class);
     static final int MAX_EARLY_NOTIFICATIONS = 1024;
     static final long MAX_EARLY_NOTIFICATION_BYTES = 1 << 20;
+    static final int MAX_IDLE_PEERS = 64;
 
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
@@ -41,6 +42,13 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final Consumer<NixlAgentCore> onClose;
     private final List<Long> backends = new ArrayList<>();
     private final Map<String, byte[]> remotes = new ConcurrentHashMap<>();
+    /**
+     * Peers the caller unloaded but NIXL keeps connected, oldest first (guarded by {@link #remotes}).
+     * Connecting costs milliseconds (UCX wire-up) and the connector unloads a peer whenever its last
+     * operation ends, so invalidating at once would reconnect for every operation; a reload of an
+     * idle peer only merges. Invalidated when evicted (beyond {@link #MAX_IDLE_PEERS}) or on close.
+     */
+    private final LinkedHashMap<String, byte[]> idlePeers = new LinkedHashMap<>();
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
     private final NotificationDispatcher dispatcher =
@@ -142,6 +150,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
         lifecycle.readLock().lock();
         try {
             ensureOpen();
+            if (region.length() == 0) {
+                // Legal on the wire, refused by NIXL ("region is empty"); transfers skip such pairs.
+                return NixlRegistration.empty(this, region);
+            }
             long[] dlist = new long[1];
             check(NixlCapi.nixl_capi_create_reg_dlist(memType(region.type()), dlist, false), "create registration list");
             try {
@@ -204,6 +216,18 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
+    /**
+     * Loads a peer, or updates one already loaded under the same name.
+     *
+     * <p>NIXL (1.5.1, {@code nixlAgentData::loadRemoteMD}) merges a blob for an already loaded name: the
+     * connection is kept when its info is unchanged, regions not yet known are added, known ones are
+     * kept, and the peer keeps its generation, so transfers in flight against it carry on. Invalidating
+     * first would start a new generation and fail those transfers with NOT_FOUND. NIXL refuses the
+     * merge (NOT_ALLOWED, reported as ERROR_BACKEND) when the connection info changed (the peer restarted
+     * under the same name) or a known region's key changed; only then is the peer replaced, and only
+     * while no transfer to it is in flight. Nothing here blocks: the caller may hold locks that
+     * completion callbacks on the progress thread need.
+     */
     String loadRemote(byte[] metadata) {
         if (metadata == null || metadata.length == 0) {
             throw new IllegalArgumentException("remote agent metadata must not be null or empty");
@@ -212,13 +236,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
         try {
             ensureOpen();
             synchronized (remotes) {
-                String remote = loadRemoteNative(metadata);
-                byte[] previous = remotes.get(remote);
-                if (previous != null && !Arrays.equals(previous, metadata)) {
-                    // Same peer name, new metadata (it restarted or registered more memory): start afresh.
-                    NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
-                    remote = loadRemoteNative(metadata);
-                }
+                long[] remoteName = new long[1];
+                int status = NixlCapi.nixl_capi_load_remote_md(agent, metadata, metadata.length, remoteName);
+                String remote = status == NixlCapi.SUCCESS ? takeString(remoteName[0]) : replaceRemote(metadata, status);
+                idlePeers.remove(remote);
                 remotes.put(remote, metadata.clone());
                 return remote;
             }
@@ -227,18 +248,48 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
+    /** NIXL refused to merge {@code metadata}; replaces the peer it names if that is safe. Holds {@link #remotes}. */
+    private String replaceRemote(byte[] metadata, int refusal) {
+        String remote = NixlMetadataFormat.agentName(metadata);
+        if (remote == null || !(remotes.containsKey(remote) || idlePeers.containsKey(remote))) {
+            throw loadFailure(metadata, refusal);
+        }
+        long pending = inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
+        if (pending > 0) {
+            throw new TransportException("NIXL agent " + name + " cannot take new metadata for peer '" + remote
+                    + "' (NIXL refused to merge it: " + NixlCapi.statusName(refusal) + "; the peer restarted or"
+                    + " re-registered memory under a new key) while " + pending + " transfer(s) to it are in"
+                    + " flight; replacing it would fail them");
+        }
+        log.debug("NIXL agent {}: replacing peer {} (NIXL refused to merge its new metadata: {})", name, remote,
+                NixlCapi.statusName(refusal));
+        NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
+        remotes.remove(remote);
+        idlePeers.remove(remote);
+        return loadRemoteNative(metadata);
+    }
+
     private String loadRemoteNative(byte[] metadata) {
         long[] remoteName = new long[1];
         int status = NixlCapi.nixl_capi_load_remote_md(agent, metadata, metadata.length, remoteName);
         if (status != NixlCapi.SUCCESS) {
-            throw new TransportException("NIXL agent " + name + " could not load remote agent metadata ("
-                    + metadata.length + " bytes): " + NixlCapi.statusName(status)
-                    + "; is it NIXL metadata from a compatible NIXL version?");
+            throw loadFailure(metadata, status);
         }
+        return takeString(remoteName[0]);
+    }
+
+    private TransportException loadFailure(byte[] metadata, int status) {
+        return new TransportException("NIXL agent " + name + " could not load remote agent metadata ("
+                + metadata.length + " bytes): " + NixlCapi.statusName(status)
+                + "; is it NIXL metadata from a compatible NIXL version?");
+    }
+
+    /** Copies and frees a string NIXL allocated for the caller. */
+    private static String takeString(long address) {
         try {
-            return new Pointer(remoteName[0]).getString(0);
+            return new Pointer(address).getString(0);
         } finally {
-            Native.free(remoteName[0]);
+            Native.free(address);
         }
     }
 
@@ -252,16 +303,26 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 return;
             }
             synchronized (remotes) {
-                if (remotes.remove(remote) != null) {
-                    int status = NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
-                    if (status != NixlCapi.SUCCESS) {
-                        log.debug("NIXL agent {}: invalidating {} returned {}", name, remote,
-                                NixlCapi.statusName(status));
+                byte[] metadata = remotes.remove(remote);
+                if (metadata != null) {
+                    // Refused for posts from now on, but kept connected in NIXL for a reload (see idlePeers).
+                    idlePeers.put(remote, metadata);
+                    Iterator<String> oldest = idlePeers.keySet().iterator();
+                    while (idlePeers.size() > MAX_IDLE_PEERS) {
+                        invalidate(oldest.next());
+                        oldest.remove();
                     }
                 }
             }
         } finally {
             lifecycle.readLock().unlock();
+        }
+    }
+
+    private void invalidate(String remote) {
+        int status = NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
+        if (status != NixlCapi.SUCCESS) {
+            log.debug("NIXL agent {}: invalidating {} returned {}", name, remote, NixlCapi.statusName(status));
         }
     }
 
@@ -272,64 +333,105 @@ final class NixlAgentCore implements ProgressLoop.Work {
         validateTransfer(op, local, remote, remoteRegions);
         String description = op + " of " + local.size() + " region(s) " + (op == TransferOp.READ ? "from " : "to ")
                 + remote;
+        // Empty pairs are legal on the wire and move nothing; NIXL refuses empty descriptors.
+        List<MemoryRegion> localData = new ArrayList<>(local.size());
+        List<MemoryRegion> remoteData = new ArrayList<>(local.size());
+        for (int i = 0; i < local.size(); i++) {
+            if (local.get(i).length() > 0) {
+                localData.add(local.get(i));
+                remoteData.add(remoteRegions.get(i));
+            }
+        }
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            if (!remotes.containsKey(remote)) {
-                throw new TransportException("remote agent '" + remote + "' is not loaded in NIXL agent " + name
-                        + "; load its metadata first");
-            }
-            long localList = 0;
-            long remoteList = 0;
-            long optArgs = 0;
-            try {
-                localList = xferList(local);
-                remoteList = xferList(remoteRegions);
-                long[] handle = new long[1];
-                check(NixlCapi.nixl_capi_create_opt_args(handle), "create transfer options");
-                optArgs = handle[0];
-                if (notification != null) {
-                    check(NixlCapi.nixl_capi_opt_args_set_notif_msg(optArgs, notification, notification.length),
-                            "set notification");
-                    check(NixlCapi.nixl_capi_opt_args_set_has_notif(optArgs, true), "set notification flag");
+            NixlTransfer transfer;
+            Runnable outcome = null;
+            // Under `remotes` so a peer cannot be replaced between creating the request and posting it.
+            synchronized (remotes) {
+                if (!remotes.containsKey(remote)) {
+                    throw new TransportException("remote agent '" + remote + "' is not loaded in NIXL agent " + name
+                            + "; load its metadata first");
                 }
-                int op0 = op == TransferOp.READ ? NixlCapi.XFER_READ : NixlCapi.XFER_WRITE;
-                check(NixlCapi.nixl_capi_create_xfer_req(agent, op0, localList, remoteList, remote, handle, optArgs),
-                        "create " + description);
-                NixlTransfer transfer = new NixlTransfer(this, handle[0], description);
-                Runnable outcome = null;
-                synchronized (transfer) {
-                    int status = NixlCapi.nixl_capi_post_xfer_req(agent, handle[0], 0);
-                    if (status == NixlCapi.IN_PROGRESS) {
-                        inFlight.add(transfer);
-                    } else if (status == NixlCapi.SUCCESS) {
-                        outcome = transfer.finish(status);
-                    } else {
-                        transfer.finish(status);
-                        throw new TransportException("NIXL agent " + name + " could not post " + description + ": "
-                                + NixlCapi.statusName(status));
+                if (localData.isEmpty()) {
+                    sendNotification(remote, notification, description);
+                    transfer = NixlTransfer.completedWithoutData(this, remote, description);
+                } else {
+                    long request = createRequest(op, localData, remote, remoteData, notification, description);
+                    transfer = new NixlTransfer(this, remote, request, description);
+                    synchronized (transfer) {
+                        int status = NixlCapi.nixl_capi_post_xfer_req(agent, request, 0);
+                        if (status == NixlCapi.IN_PROGRESS) {
+                            inFlight.add(transfer);
+                        } else if (status == NixlCapi.SUCCESS) {
+                            outcome = transfer.finish(status);
+                        } else {
+                            transfer.finish(status);
+                            throw new TransportException("NIXL agent " + name + " could not post " + description
+                                    + ": " + NixlCapi.statusName(status));
+                        }
                     }
                 }
-                transfersPosted++;
-                if (outcome != null) {
-                    outcome.run();
-                } else {
-                    progress.wake();
-                }
-                return transfer;
-            } finally {
-                if (optArgs != 0) {
-                    NixlCapi.nixl_capi_destroy_opt_args(optArgs);
-                }
-                if (localList != 0) {
-                    NixlCapi.nixl_capi_destroy_xfer_dlist(localList);
-                }
-                if (remoteList != 0) {
-                    NixlCapi.nixl_capi_destroy_xfer_dlist(remoteList);
-                }
             }
+            transfersPosted++;
+            // Completion callbacks run outside our locks: they may call back into this agent.
+            if (outcome != null) {
+                outcome.run();
+            } else if (!transfer.state().isTerminal()) {
+                progress.wake();
+            }
+            return transfer;
         } finally {
             lifecycle.readLock().unlock();
+        }
+    }
+
+    /** Builds a NIXL transfer request; the descriptor lists and options are freed before returning. */
+    private long createRequest(TransferOp op, List<MemoryRegion> local, String remote, List<MemoryRegion> remoteRegions,
+            byte[] notification, String description) {
+        long localList = 0;
+        long remoteList = 0;
+        long optArgs = 0;
+        try {
+            localList = xferList(local);
+            remoteList = xferList(remoteRegions);
+            long[] handle = new long[1];
+            check(NixlCapi.nixl_capi_create_opt_args(handle), "create transfer options");
+            optArgs = handle[0];
+            if (notification != null) {
+                check(NixlCapi.nixl_capi_opt_args_set_notif_msg(optArgs, notification, notification.length),
+                        "set notification");
+                check(NixlCapi.nixl_capi_opt_args_set_has_notif(optArgs, true), "set notification flag");
+            }
+            int nixlOp = op == TransferOp.READ ? NixlCapi.XFER_READ : NixlCapi.XFER_WRITE;
+            check(NixlCapi.nixl_capi_create_xfer_req(agent, nixlOp, localList, remoteList, remote, handle, optArgs),
+                    "create " + description);
+            return handle[0];
+        } finally {
+            if (optArgs != 0) {
+                NixlCapi.nixl_capi_destroy_opt_args(optArgs);
+            }
+            if (localList != 0) {
+                NixlCapi.nixl_capi_destroy_xfer_dlist(localList);
+            }
+            if (remoteList != 0) {
+                NixlCapi.nixl_capi_destroy_xfer_dlist(remoteList);
+            }
+        }
+    }
+
+    /**
+     * A transfer whose pairs are all empty still owes the peer its notification: NIXL sends it on its
+     * own ({@code genNotif}), in order with earlier notifications to that peer.
+     */
+    private void sendNotification(String remote, byte[] notification, String description) {
+        if (notification == null) {
+            return;
+        }
+        int status = NixlCapi.nixl_capi_gen_notif(agent, remote, notification, notification.length, 0);
+        if (status != NixlCapi.SUCCESS) {
+            throw new TransportException("NIXL agent " + name + " could not send the notification of " + description
+                    + " (no data to move): " + NixlCapi.statusName(status));
         }
     }
 
@@ -366,12 +468,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
+    /** Empty regions are accepted (they never reach NIXL); others need an address. */
     private static void requireUsable(MemoryRegion region, String what) {
-        if (region.address() == 0) {
+        if (region.address() == 0 && region.length() > 0) {
             throw new IllegalArgumentException(what + " has address 0");
-        }
-        if (region.length() == 0) {
-            throw new IllegalArgumentException(what + " is empty; NIXL needs regions of at least 1 byte");
         }
         if (region.type() == MemoryType.DRAM && region.deviceId() != 0) {
             throw new IllegalArgumentException(what + " is host memory but names device " + region.deviceId());
@@ -511,6 +611,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("serving", isServing());
         details.put("registrations", registrations.size());
         details.put("remoteAgents", remotes.size());
+        synchronized (remotes) {
+            details.put("remoteAgentsIdle", idlePeers.size());
+        }
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
         details.put("windowsWaiting", dispatcher.waitingCount());
@@ -558,10 +661,12 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 deregisterNative(registration.region(), registration.dlist());
             }
             registrations.clear();
-            for (String remote : remotes.keySet()) {
-                NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
+            synchronized (remotes) {
+                remotes.keySet().forEach(this::invalidate);
+                idlePeers.keySet().forEach(this::invalidate);
+                remotes.clear();
+                idlePeers.clear();
             }
-            remotes.clear();
             destroyNative();
         } finally {
             lifecycle.writeLock().unlock();

@@ -45,7 +45,7 @@ final class NixlCapi {
             "nixl_capi_release_xfer_req", "nixl_capi_destroy_xfer_req", "nixl_capi_create_notif_map",
             "nixl_capi_destroy_notif_map", "nixl_capi_get_notifs", "nixl_capi_notif_map_size",
             "nixl_capi_notif_map_get_agent_at", "nixl_capi_notif_map_get_notifs_size",
-            "nixl_capi_notif_map_get_notif", "nixl_capi_notif_map_clear");
+            "nixl_capi_notif_map_get_notif", "nixl_capi_notif_map_clear", "nixl_capi_gen_notif");
 
     private NixlCapi() {
     }
@@ -205,4 +205,7 @@ final class NixlCapi {
             long[] len);
 
     static native int nixl_capi_notif_map_clear(long map);
+
+    /** Sends {@code data} to a loaded peer as a notification, with no transfer. */
+    static native int nixl_capi_gen_notif(long agent, String remoteAgent, byte[] data, long len, long optArgs);
 }

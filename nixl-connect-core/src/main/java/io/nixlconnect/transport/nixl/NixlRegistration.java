@@ -5,7 +5,11 @@ import io.nixlconnect.transport.MemoryRegistration;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** A region registered with a NIXL agent; keeps the descriptor list NIXL needs to deregister it. */
+/**
+ * A region registered with a NIXL agent; keeps the descriptor list NIXL needs to deregister it. A
+ * zero-length region is legal on the wire but NIXL refuses it ("region is empty"), so it gets a
+ * registration that NIXL never sees ({@code dlist == 0}) and whose close does nothing.
+ */
 final class NixlRegistration implements MemoryRegistration {
 
     private final NixlAgentCore agent;
@@ -33,9 +37,18 @@ final class NixlRegistration implements MemoryRegistration {
         released.set(true);
     }
 
+    /** A registration of a zero-length region: nothing to register with NIXL, nothing to release. */
+    static NixlRegistration empty(NixlAgentCore agent, MemoryRegion region) {
+        return new NixlRegistration(agent, region, 0);
+    }
+
+    boolean isEmpty() {
+        return dlist == 0;
+    }
+
     @Override
     public void close() {
-        if (released.compareAndSet(false, true)) {
+        if (released.compareAndSet(false, true) && dlist != 0) {
             agent.deregister(this, dlist);
         }
     }

@@ -14,15 +14,33 @@ import java.util.concurrent.CompletableFuture;
 final class NixlTransfer implements TransferHandle {
 
     private final NixlAgentCore agent;
+    private final String remote;
     private final String description;
     private final CompletableFuture<Void> completion = new CompletableFuture<>();
     private long request;
     private volatile TransferState state = TransferState.IN_PROGRESS;
 
-    NixlTransfer(NixlAgentCore agent, long request, String description) {
+    NixlTransfer(NixlAgentCore agent, String remote, long request, String description) {
         this.agent = agent;
+        this.remote = remote;
         this.request = request;
         this.description = description;
+    }
+
+    /**
+     * A transfer that had nothing to move (every region pair empty): NIXL has no request for it, it is
+     * done at once. Its notification, if any, was sent on its own beforehand.
+     */
+    static NixlTransfer completedWithoutData(NixlAgentCore agent, String remote, String description) {
+        NixlTransfer transfer = new NixlTransfer(agent, remote, 0, description);
+        transfer.state = TransferState.DONE;
+        transfer.completion.complete(null);
+        return transfer;
+    }
+
+    /** The peer this transfer targets. */
+    String remote() {
+        return remote;
     }
 
     @Override
