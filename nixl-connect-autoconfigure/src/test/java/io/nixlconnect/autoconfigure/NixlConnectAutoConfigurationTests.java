@@ -20,15 +20,18 @@ class NixlConnectAutoConfigurationTests {
             .withConfiguration(AutoConfigurations.of(NixlConnectAutoConfiguration.class));
 
     @Test
-    void zeroConfigurationGivesAServingEmbeddedConnectorOnLoopback() {
+    void zeroConfigurationGivesAServingConnectorOnLoopback() {
         runner.run(context -> {
             assertThat(context).hasSingleBean(Connector.class).hasSingleBean(NixlTransfers.class)
                     .hasSingleBean(NixlConnectorLifecycle.class);
             Connector connector = context.getBean(Connector.class);
             assertThat(connector.isServing()).isTrue();
-            assertThat(connector.backendName()).isEqualTo("embedded");
+            // backend 'auto': NIXL where its library loads (CI fetches one), the embedded transport elsewhere.
+            assertThat(connector.backendName()).isIn("embedded", "nixl");
             assertThat(connector.name()).matches("nixl-[0-9a-f]{8}");
-            assertThat(String.valueOf(connector.transportDetails().get("endpoint"))).startsWith("127.0.0.1:");
+            if (connector.backendName().equals("embedded")) {
+                assertThat(String.valueOf(connector.transportDetails().get("endpoint"))).startsWith("127.0.0.1:");
+            }
             assertThat(context.getBean(NixlConnectorLifecycle.class).isRunning()).isTrue();
         });
     }

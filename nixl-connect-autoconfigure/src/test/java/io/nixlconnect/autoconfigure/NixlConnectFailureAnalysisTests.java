@@ -70,7 +70,8 @@ class NixlConnectFailureAnalysisTests {
     @Test
     void embeddedPortInUseIsExplained() throws Exception {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            runner.withPropertyValues("nixl.connect.embedded.port=" + taken.getLocalPort()).run(context -> {
+            runner.withPropertyValues("nixl.connect.backend=embedded", "nixl.connect.embedded.port=" + taken.getLocalPort())
+                    .run(context -> {
                 assertThat(context).hasFailed();
                 FailureAnalysis analysis = analyze(context.getStartupFailure());
                 assertThat(analysis.getDescription()).startsWith(

@@ -91,7 +91,7 @@ class NixlConnectObservabilityTests {
 
     @Test
     void healthIsUpWithDetailsWhileServingAndDownWithTheReasonAfter() {
-        runner.withPropertyValues("nixl.connect.worker-id=healthy").run(context -> {
+        runner.withPropertyValues("nixl.connect.worker-id=healthy", "nixl.connect.backend=embedded").run(context -> {
             NixlConnectHealthIndicator indicator = context.getBean("nixlHealthIndicator", NixlConnectHealthIndicator.class);
             Health health = indicator.health(true);
             assertThat(health.getStatus()).isEqualTo(Status.UP);

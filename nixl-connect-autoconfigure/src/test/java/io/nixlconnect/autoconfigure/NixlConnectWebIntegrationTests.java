@@ -32,7 +32,7 @@ import org.springframework.web.client.RestClient;
  * move the bytes over the embedded transport; the server's actuator then shows health and metrics.
  */
 @SpringBootTest(classes = NixlConnectWebIntegrationTests.ServerApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-        properties = {"spring.application.name=server", "management.endpoints.web.exposure.include=health,metrics",
+        properties = {"spring.application.name=server", "nixl.connect.backend=embedded", "management.endpoints.web.exposure.include=health,metrics",
                 "management.endpoint.health.show-details=always"})
 class NixlConnectWebIntegrationTests {
 
@@ -51,7 +51,7 @@ class NixlConnectWebIntegrationTests {
     @BeforeEach
     void startClientApplication() {
         client = new SpringApplicationBuilder(ClientApplication.class).web(WebApplicationType.NONE)
-                .properties("spring.application.name=client", "spring.main.banner-mode=off").run();
+                .properties("spring.application.name=client", "nixl.connect.backend=embedded", "spring.main.banner-mode=off").run();
         http = client.getBean(RestClient.Builder.class).baseUrl("http://127.0.0.1:" + port).build();
     }
 
