@@ -111,22 +111,17 @@ class CrossProcessTransferTest {
     @Test
     void multiDescriptorReadAcrossProcesses() throws Exception {
         int count = 16;
-        toPeer.println("many " + count + " 8192 42");
-        List<RdmaMetadata> published = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            published.add(RdmaMetadata.fromJson(next("META ").substring(5)));
-        }
-        // Gather the peer's 16 buffers into 16 local ones, each through its own operation, all at once.
+        RdmaMetadata metadata = publish("multi " + count + " 8192 42");
+        assertThat(metadata.descriptors()).hasSize(count);
+        // One operation gathers the peer's 16 buffers into 16 local ones.
         List<Descriptor> targets = new ArrayList<>();
-        List<CompletableFuture<Void>> reads = new ArrayList<>();
-        for (RdmaMetadata metadata : published) {
-            Descriptor target = Descriptor.allocate(8192);
-            targets.add(target);
-            reads.add(connector.beginRead(metadata, target).completion());
-        }
-        CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
         for (int i = 0; i < count; i++) {
-            assertThat(targets.get(i).toByteArray()).isEqualTo(PeerProcess.data(42 + i, 8192));
+            targets.add(Descriptor.allocate(8192));
+        }
+        connector.beginRead(metadata, targets).waitForCompletion(WAIT);
+        assertThat(next("DONE ")).isEqualTo("DONE " + metadata.notificationKey() + " DONE");
+        for (int i = 0; i < count; i++) {
+            assertThat(targets.get(i).toByteArray()).as("descriptor %d", i).isEqualTo(PeerProcess.data(42 + i, 8192));
             targets.get(i).close();
         }
     }

@@ -16,6 +16,7 @@ import java.util.zip.CRC32C;
  * readable SIZE SEED      → "META json"; later "DONE key status"
  * blank SIZE              → a readable of SIZE zeroed bytes (no heap copy, any size): "META json"
  * writable SIZE           → "META json"; later "WRITTEN key status crc"
+ * multi COUNT SIZE SEED   → ONE readable over COUNT descriptors of SIZE bytes, data from SEED+i: "META json"
  * many COUNT SIZE SEED    → COUNT readables of SIZE bytes, data from SEED+i: COUNT "META json" lines
  * stats                   → "STATS registeredBytes inFlight"
  * exit                    → closes the connector and exits
@@ -71,6 +72,19 @@ public final class PeerProcess {
                         out.println("META " + op.metadata().toJson());
                         op.completion().whenComplete((ok, error) -> out.println("WRITTEN " + op.notificationKey() + " "
                                 + op.status() + " " + crc(descriptor.toByteArray())));
+                    }
+                    case "multi" -> {
+                        int count = Integer.parseInt(words[1]);
+                        int size = Integer.parseInt(words[2]);
+                        long seed = Long.parseLong(words[3]);
+                        List<Descriptor> descriptors = new ArrayList<>();
+                        for (int i = 0; i < count; i++) {
+                            descriptors.add(new Descriptor(data(seed + i, size)));
+                        }
+                        owned.addAll(descriptors);
+                        ReadableOperation op = connector.createReadable(descriptors);
+                        out.println("META " + op.metadata().toJson());
+                        op.completion().whenComplete((ok, error) -> out.println("DONE " + op.notificationKey() + " " + op.status()));
                     }
                     case "many" -> {
                         int count = Integer.parseInt(words[1]);
