@@ -38,7 +38,9 @@ class NixlConnectObservabilityTests {
             NixlConnectAutoConfiguration.class, NixlConnectHealthAutoConfiguration.class,
             NixlConnectMetricsAutoConfiguration.class, NixlConnectObservationAutoConfiguration.class,
             HealthContributorAutoConfiguration.class, MetricsAutoConfiguration.class,
-            CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class));
+            CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+            // The peer below is embedded; 'auto' would pick NIXL where it loads (CI), and the two could not talk.
+            .withPropertyValues("nixl.connect.backend=embedded");
 
     /** The other worker: a plain core connector, as a peer process would have. */
     private final Connector peer = new Connector(ConnectorOptions.builder().workerId("peer")
