@@ -122,46 +122,40 @@ final class EmbeddedTransfer implements TransferHandle {
         }
     }
 
+    /**
+     * READ: request → OK → the ranges' bytes → NOTIFY → OK. WRITE: request (with the notification) → OK → the
+     * ranges' bytes → OK once the peer has them and delivered the notification.
+     */
     private void execute(SocketChannel ch) throws IOException {
-        boolean responded = false;
+        boolean read = op == TransferOp.READ;
         try {
-            if (op == TransferOp.READ) {
-                Wire.writeFully(ch, Wire.encodeRequest(Wire.READ, peer.agent(), remoteAddresses, lengths, NO_NOTIFICATION));
-                String refused = Wire.readResponse(ch);
-                responded = true;
-                if (refused != null) {
-                    throw new TransportException(describe() + " refused by the peer: " + refused);
-                }
-                for (int i = 0; i < lengths.length; i++) {
-                    MemoryRegion region = local.get(i);
-                    Wire.receiveMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
-                }
-                Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), new long[0], new long[0], notification));
-                String notRead = Wire.readResponse(ch);
-                if (notRead != null) {
-                    throw new TransportException(describe() + ": data read, but the notification was refused: " + notRead);
-                }
-            } else {
-                Wire.writeFully(ch, Wire.encodeRequest(Wire.WRITE, peer.agent(), remoteAddresses, lengths, notification));
-                String refused = Wire.readResponse(ch);
-                responded = true;
-                if (refused != null) {
-                    throw new TransportException(describe() + " refused by the peer: " + refused);
-                }
-                for (int i = 0; i < lengths.length; i++) {
-                    MemoryRegion region = local.get(i);
-                    Wire.sendMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
-                }
-                String failed = Wire.readResponse(ch);
-                if (failed != null) {
-                    throw new TransportException(describe() + ": data written, but the peer reported: " + failed);
-                }
-            }
+            Wire.writeFully(ch, Wire.encodeRequest(read ? Wire.READ : Wire.WRITE, peer.agent(), remoteAddresses,
+                    lengths, read ? NO_NOTIFICATION : notification));
+            expectOk(ch, " refused by the peer: ");
         } catch (IOException e) {
-            if (!responded && !cancelled) {
-                throw new StaleConnectionException(e);
+            // The peer has not answered, so it touched no memory: on a reused connection this is worth a retry.
+            throw cancelled ? e : new StaleConnectionException(e);
+        }
+        for (int i = 0; i < lengths.length; i++) {
+            MemoryRegion region = local.get(i);
+            if (read) {
+                Wire.receiveMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
+            } else {
+                Wire.sendMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
             }
-            throw e;
+        }
+        if (read) {
+            Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), new long[0], new long[0], notification));
+            expectOk(ch, ": data read, but the notification was refused: ");
+        } else {
+            expectOk(ch, ": data written, but the peer reported: ");
+        }
+    }
+
+    private void expectOk(SocketChannel ch, String context) throws IOException {
+        String refusal = Wire.readResponse(ch);
+        if (refusal != null) {
+            throw new TransportException(describe() + context + refusal);
         }
     }
 
