@@ -45,8 +45,9 @@ public final class PeerProcess {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         List<Descriptor> owned = new ArrayList<>();
+        // -Dpeer.bind=ADDRESS puts the server on another interface (the two-host test's network namespace).
         try (Connector connector = new Connector(ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid())
-                .backend(TransportBackend.EMBEDDED).build());
+                .backend(TransportBackend.EMBEDDED).bindAddress(System.getProperty("peer.bind", "127.0.0.1")).build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY " + connector.name());
             String line;
