@@ -3,18 +3,11 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,29 +20,14 @@ class CrossProcessTransferTest {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
 
-    private Process peer;
-    private PrintStream toPeer;
-    private final BlockingQueue<String> fromPeer = new LinkedBlockingQueue<>();
+    private PeerLines peer;
     private Connector connector;
 
     @BeforeEach
     void startPeer() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        peer = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                PeerProcess.class.getName()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        toPeer = new PrintStream(peer.getOutputStream(), true, StandardCharsets.UTF_8);
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    fromPeer.add(line);
-                }
-            } catch (IOException ignored) {
-                // the peer went away
-            }
-        }, "peer-stdout");
-        reader.setDaemon(true);
-        reader.start();
+        peer = PeerLines.start(new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                PeerProcess.class.getName()), "peer");
         assertThat(next("READY")).startsWith("READY");
         connector = new Connector(ConnectorOptions.builder().workerId("tester").backend(TransportBackend.EMBEDDED)
                 .operationTimeout(Duration.ofSeconds(20)).build());
@@ -60,26 +38,15 @@ class CrossProcessTransferTest {
         if (connector != null) {
             connector.close();
         }
-        if (peer.isAlive()) {
-            toPeer.println("exit");
-            if (!peer.waitFor(10, TimeUnit.SECONDS)) {
-                peer.destroyForcibly();
-            }
-        }
+        peer.close();
     }
 
     private String next(String prefix) throws InterruptedException {
-        while (true) {
-            String line = fromPeer.poll(60, TimeUnit.SECONDS);
-            assertThat(line).as("a '%s' line from the peer", prefix).isNotNull();
-            if (line.startsWith(prefix)) {
-                return line;
-            }
-        }
+        return peer.next(prefix);
     }
 
     private RdmaMetadata publish(String command) throws InterruptedException {
-        toPeer.println(command);
+        peer.send(command);
         return RdmaMetadata.fromJson(next("META ").substring(5));
     }
 
@@ -130,7 +97,7 @@ class CrossProcessTransferTest {
     void thousandConcurrentOperationsCompleteAndReleaseEverything() throws Exception {
         int count = 1000;
         int size = 16 * 1024;
-        toPeer.println("many " + count + " " + size + " 7");
+        peer.send("many " + count + " " + size + " 7");
         List<RdmaMetadata> published = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             published.add(RdmaMetadata.fromJson(next("META ").substring(5)));
@@ -149,7 +116,7 @@ class CrossProcessTransferTest {
         }
         assertThat(connector.registeredBytes()).isZero();
         assertThat(connector.inFlightOperations()).isZero();
-        toPeer.println("stats");
+        peer.send("stats");
         assertThat(next("STATS ")).isEqualTo("STATS 0 0");
     }
 
@@ -159,7 +126,7 @@ class CrossProcessTransferTest {
         RdmaMetadata metadata = publish("blank " + size);
         try (Descriptor target = Descriptor.allocate(size)) {
             ReadOperation read = connector.beginRead(metadata, target);
-            peer.destroyForcibly();
+            peer.process().destroyForcibly();
             long start = System.nanoTime();
             assertThatThrownBy(() -> read.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
             assertThat(read.status()).isIn(OperationStatus.ERRORED);

@@ -5,19 +5,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 
@@ -41,9 +34,7 @@ class PythonInteropTest {
     private static final String LIBRARY_DIR = System.getenv("NIXL_LIBRARY_DIR");
     private static final String PYTHON_PATH = System.getenv("NIXL_PYTHON_PATH");
 
-    private Process peer;
-    private PrintStream toPeer;
-    private final BlockingQueue<String> fromPeer = new LinkedBlockingQueue<>();
+    private PeerLines peer;
     private Connector connector;
     private final List<Descriptor> owned = new ArrayList<>();
 
@@ -56,23 +47,9 @@ class PythonInteropTest {
                         + " `eval \"$(.ci/nixl-setup.sh)\"` to test interop with a Python NIXL worker");
         Path script = findScript();
         String python = System.getenv().getOrDefault("NIXL_PYTHON", "python3");
-        ProcessBuilder builder = new ProcessBuilder(python, "-u", script.toString())
-                .redirectError(ProcessBuilder.Redirect.INHERIT);
+        ProcessBuilder builder = new ProcessBuilder(python, "-u", script.toString());
         builder.environment().put("PYTHONPATH", PYTHON_PATH);
-        peer = builder.start();
-        toPeer = new PrintStream(peer.getOutputStream(), true, StandardCharsets.UTF_8);
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    fromPeer.add(line);
-                }
-            } catch (IOException ignored) {
-                // the peer went away
-            }
-        }, "python-peer-stdout");
-        reader.setDaemon(true);
-        reader.start();
+        peer = PeerLines.start(builder, "the Python peer");
         assertThat(next("READY")).startsWith("READY python-peer-");
         connector = new Connector(ConnectorOptions.builder().workerId("java-interop").backend(TransportBackend.NIXL)
                 .nixlLibraryPath(LIBRARY_DIR).operationTimeout(Duration.ofSeconds(30)).build());
@@ -84,11 +61,8 @@ class PythonInteropTest {
             connector.close();
         }
         owned.forEach(Descriptor::close);
-        if (peer != null && peer.isAlive()) {
-            toPeer.println("exit");
-            if (!peer.waitFor(10, TimeUnit.SECONDS)) {
-                peer.destroyForcibly();
-            }
+        if (peer != null) {
+            peer.close();
         }
     }
 
@@ -104,14 +78,7 @@ class PythonInteropTest {
     }
 
     private String next(String prefix) throws InterruptedException {
-        while (true) {
-            String line = fromPeer.poll(60, TimeUnit.SECONDS);
-            assertThat(line).as("a '%s' line from the Python peer", prefix).isNotNull();
-            assertThat(line).as("the Python peer reported an error").doesNotStartWith("ERROR");
-            if (line.startsWith(prefix)) {
-                return line;
-            }
-        }
+        return peer.next(prefix);
     }
 
     private static long crc(byte[]... parts) {
@@ -139,7 +106,7 @@ class PythonInteropTest {
     @Test
     void javaReadsWhatAPythonWorkerPublished() throws Exception {
         for (String sizes : new String[] {"1", "4096", "4096,0,65536", String.valueOf(64 << 20)}) {
-            toPeer.println("readable " + sizes + " 11");
+            peer.send("readable " + sizes + " 11");
             long expectedCrc = Long.parseLong(next("DATA ").substring(5));
             String json = next("META ").substring(5);
             RdmaMetadata metadata = RdmaMetadata.fromJson(json);
@@ -164,7 +131,7 @@ class PythonInteropTest {
             byte[] bytes = data(size, size);
             ReadableOperation readable = connector.createReadable(own(new Descriptor(bytes)));
 
-            toPeer.println("read " + readable.metadata().toJson());
+            peer.send("read " + readable.metadata().toJson());
 
             assertThat(next("READ ")).isEqualTo("READ " + readable.notificationKey() + " DONE " + crc(bytes));
             readable.waitForCompletion(WAIT);
@@ -174,7 +141,7 @@ class PythonInteropTest {
 
     @Test
     void javaWritesIntoAPythonWorker() throws Exception {
-        toPeer.println("writable 4096,100000");
+        peer.send("writable 4096,100000");
         RdmaMetadata metadata = RdmaMetadata.fromJson(next("META ").substring(5));
         assertThat(metadata.operationKind()).isEqualTo(OperationKind.WRITE);
         byte[] first = data(1, 4096);
@@ -191,7 +158,7 @@ class PythonInteropTest {
         Descriptor target = own(Descriptor.allocate(8192));
         WritableOperation writable = connector.createWritable(target);
 
-        toPeer.println("write 8192 5 " + writable.metadata().toJson());
+        peer.send("write 8192 5 " + writable.metadata().toJson());
 
         String wrote = next("WROTE ");
         assertThat(wrote).startsWith("WROTE " + writable.notificationKey() + " DONE ");

@@ -3,16 +3,11 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,9 +30,7 @@ class TwoHostTransferTest {
     private static final String HOST_ADDRESS = SUBNET + "1";
     private static final String PEER_ADDRESS = SUBNET + "2";
 
-    private static Process peer;
-    private static PrintStream toPeer;
-    private static final BlockingQueue<String> fromPeer = new LinkedBlockingQueue<>();
+    private static PeerLines peer;
 
     @BeforeAll
     static void createTheSecondHost() throws Exception {
@@ -54,32 +47,16 @@ class TwoHostTransferTest {
         }
         assumeTrue(failure == null, () -> "cannot create a network namespace host (needs root and iproute2): " + failure);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        peer = new ProcessBuilder("ip", "netns", "exec", NAMESPACE, java, "-Xmx256m", "-Dpeer.bind=" + PEER_ADDRESS,
-                "-cp", System.getProperty("java.class.path"), PeerProcess.class.getName())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        toPeer = new PrintStream(peer.getOutputStream(), true, StandardCharsets.UTF_8);
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    fromPeer.add(line);
-                }
-            } catch (IOException ignored) {
-                // the peer went away
-            }
-        }, "netns-peer-stdout");
-        reader.setDaemon(true);
-        reader.start();
+        peer = PeerLines.start(new ProcessBuilder("ip", "netns", "exec", NAMESPACE, java, "-Xmx256m",
+                "-Dpeer.bind=" + PEER_ADDRESS, "-cp", System.getProperty("java.class.path"), PeerProcess.class.getName()),
+                "netns-peer");
         assertThat(next("READY")).startsWith("READY");
     }
 
     @AfterAll
     static void removeTheSecondHost() throws Exception {
-        if (peer != null && peer.isAlive()) {
-            toPeer.println("exit");
-            if (!peer.waitFor(10, TimeUnit.SECONDS)) {
-                peer.destroyForcibly();
-            }
+        if (peer != null) {
+            peer.close();
         }
         sh("ip netns delete " + NAMESPACE); // removes the veth pair with it
     }
@@ -102,13 +79,7 @@ class TwoHostTransferTest {
     }
 
     private static String next(String prefix) throws InterruptedException {
-        while (true) {
-            String line = fromPeer.poll(60, TimeUnit.SECONDS);
-            assertThat(line).as("a '%s' line from the peer", prefix).isNotNull();
-            if (line.startsWith(prefix)) {
-                return line;
-            }
-        }
+        return peer.next(prefix);
     }
 
     private static Connector host() {
@@ -120,7 +91,7 @@ class TwoHostTransferTest {
     void readAndWriteCrossARealNetworkInterface() throws Exception {
         int size = 64 << 20;
         try (Connector connector = host(); Descriptor target = Descriptor.allocate(size)) {
-            toPeer.println("readable " + size + " 99");
+            peer.send("readable " + size + " 99");
             RdmaMetadata readable = RdmaMetadata.fromJson(next("META ").substring(5));
             connector.beginRead(readable, target).waitForCompletion(Duration.ofSeconds(60));
             assertThat(next("DONE ")).isEqualTo("DONE " + readable.notificationKey() + " DONE");
@@ -128,7 +99,7 @@ class TwoHostTransferTest {
 
             byte[] data = TestData.random(size);
             target.asByteBuffer().put(data);
-            toPeer.println("writable " + size);
+            peer.send("writable " + size);
             RdmaMetadata writable = RdmaMetadata.fromJson(next("META ").substring(5));
             connector.beginWrite(target, writable).waitForCompletion(Duration.ofSeconds(60));
             assertThat(next("WRITTEN ")).isEqualTo("WRITTEN " + writable.notificationKey() + " DONE " + PeerProcess.crc(data));
