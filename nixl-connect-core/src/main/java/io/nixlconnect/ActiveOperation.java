@@ -80,7 +80,8 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             List<MemoryRegion> peer = new ArrayList<>();
             for (int i = 0; i < localDescriptors().size(); i++) {
                 local.add(localDescriptors().get(i).region());
-                peer.add(Descriptor.fromSerialized(remoteMetadata.descriptors().get(i)).region());
+                SerializedDescriptor remoteDescriptor = remoteMetadata.descriptors().get(i);
+                peer.add(Descriptor.region(remoteDescriptor.toDevice(), remoteDescriptor.ptr(), remoteDescriptor.size()));
             }
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
             setStatus(OperationStatus.IN_PROGRESS);

@@ -279,6 +279,11 @@ public final class Descriptor implements AutoCloseable {
     // --- used by operations -------------------------------------------------------------------------
 
     MemoryRegion region() {
+        return region(device, ptr, size);
+    }
+
+    /** The transport's view of memory at {@code ptr}: host memory is DRAM, a CUDA device's is VRAM. */
+    static MemoryRegion region(Device device, long ptr, long size) {
         return new MemoryRegion(ptr, size, device.isCuda() ? MemoryType.VRAM : MemoryType.DRAM, device.id());
     }
 

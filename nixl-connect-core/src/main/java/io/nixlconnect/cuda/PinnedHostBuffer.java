@@ -1,5 +1,6 @@
 package io.nixlconnect.cuda;
 
+import io.nixlconnect.internal.NativeMemory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -53,7 +54,7 @@ public final class PinnedHostBuffer implements CudaBuffer {
             throw new IllegalStateException(this + " is closed");
         }
         // A JNA view rather than JCuda's: JCuda hands one out only on the allocating pointer object.
-        return new com.sun.jna.Pointer(address).getByteBuffer(0, size).order(ByteOrder.nativeOrder());
+        return NativeMemory.view(address, (int) size).order(ByteOrder.nativeOrder());
     }
 
     UseCounter uses() {
