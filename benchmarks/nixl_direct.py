@@ -15,6 +15,7 @@ benchmark matches it with -Dbench.hugepages (benchmarks/run-nixl.sh sets both fr
 
 import collections
 import multiprocessing as mp
+import os
 import sys
 import time
 
@@ -27,12 +28,15 @@ import numpy as np
 
 SIZES = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
 LATENCY_SIZE, LATENCY_WARMUP, LATENCY_ITERATIONS = 4096, 300, 3000
+# TransferBenchmark's WARMUP_OPERATIONS: complete 4 KiB operations before anything is measured (the JVMs need
+# them to reach compiled code; run here too so that both sides do the same work first).
+WARMUP_OPERATIONS = int(os.environ.get("BENCH_WARMUP", "20000"))
 # Like the Java agents: NIXL's own progress thread off, the caller polls.
 CONFIG = dict(enable_prog_thread=False, backends=["UCX"])
 
 
 def iterations_for(size):
-    iterations = max(5, min(2000, (4 << 30) // size))
+    iterations = max(10, min(2000, (4 << 30) // size))
     return iterations, max(2, iterations // 10)
 
 
@@ -117,15 +121,17 @@ class Reader:
         gbps.sort()
         print("%-10s %6d %12.2f %12.2f" % (human(size), iterations, gbps[iterations // 2], gbps[-1]), flush=True)
 
-    def latency(self):
+    def latency(self, warmup=LATENCY_WARMUP, iterations=LATENCY_ITERATIONS):
         self.prepare(LATENCY_SIZE)
         nanos = []
-        for i in range(-LATENCY_WARMUP, LATENCY_ITERATIONS):
+        for i in range(-warmup, iterations):
             key = b"lat-%d" % i
             elapsed = self.read_once(key)
             self.notified(key)
             if i >= 0:
                 nanos.append(elapsed)
+        if not iterations:
+            return  # warm-up only
         nanos.sort()
         print("latency of one %s READ (create + post + wait; NIXL direct): p50 %.1f us, p99 %.1f us (%d iterations)"
               % (human(LATENCY_SIZE), nanos[len(nanos) // 2] / 1e3, nanos[int(len(nanos) * 0.99)] / 1e3,
@@ -154,6 +160,7 @@ def main():
         reader = Reader(ours)
         print("NIXL direct (Python API), two processes, READ with notification; huge-page advice: %s"
               % huge_page_advice())
+        reader.latency(WARMUP_OPERATIONS, 0)
         print("%-10s %6s %12s %12s" % ("size", "iters", "median GB/s", "best GB/s"), flush=True)
         for size in SIZES:
             if size > max_size:
@@ -167,7 +174,6 @@ def main():
             child.kill()
     sys.stdout.flush()
     # Skip interpreter teardown: with the wheel's UCX, exit-time destructors can crash (docs/nixl.md).
-    import os
     os._exit(0)
 
 

@@ -26,6 +26,13 @@ import java.util.concurrent.TimeUnit;
 public final class TransferBenchmark {
 
     private static final long[] SIZES = {4L << 10, 64L << 10, 1L << 20, 16L << 20, 64L << 20, 256L << 20, 1L << 30};
+    /**
+     * Complete 4 KiB operations run before anything is measured, so that both JVMs measure steady-state
+     * (C2-compiled) code: after the former 300 warm-ups the small-operation path was still partly
+     * interpreted or C1 code and a 4 KiB READ took ~2x longer than after 15,000. {@code nixl_direct.py}
+     * runs the same number, so both sides do the same work before measuring.
+     */
+    static final int WARMUP_OPERATIONS = Integer.getInteger("bench.warmup", 20_000);
 
     private final BufferedReader fromPeer;
     private final PrintStream toPeer;
@@ -51,6 +58,7 @@ public final class TransferBenchmark {
             TransferBenchmark bench = new TransferBenchmark(peer);
             System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName()
                     + "; buffers with huge-page advice: " + BenchmarkBuffer.hugePagesRequested());
+            bench.latency(connector, 4096, WARMUP_OPERATIONS, 0);
             System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s%n", "size", "iters", "median GB/s", "best GB/s");
             for (long size : SIZES) {
                 if (size > maxSize) {
@@ -83,7 +91,7 @@ public final class TransferBenchmark {
     private void bandwidth(Connector connector, long size) throws IOException {
         toPeer.println("alloc " + size);
         expect("OK");
-        int iterations = (int) Math.max(5, Math.min(2000, (4L << 30) / size));
+        int iterations = (int) Math.max(10, Math.min(2000, (4L << 30) / size));
         int warmup = Math.max(2, iterations / 10);
         double[] gbps = new double[iterations];
         try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0)) {
@@ -125,6 +133,9 @@ public final class TransferBenchmark {
                     readNanos[i] = readEnd - readStart;
                 }
             }
+        }
+        if (iterations == 0) {
+            return; // warm-up only
         }
         Arrays.sort(nanos);
         Arrays.sort(readNanos);
