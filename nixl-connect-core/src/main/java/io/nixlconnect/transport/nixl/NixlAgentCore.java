@@ -35,6 +35,13 @@ final class NixlAgentCore implements ProgressLoop.Work {
     static final int MAX_EARLY_NOTIFICATIONS = 1024;
     static final long MAX_EARLY_NOTIFICATION_BYTES = 1 << 20;
     static final int MAX_IDLE_PEERS = 64;
+    /**
+     * How often the loop drains notifications while no window waits for one. {@code getNotifs} holds
+     * NIXL's agent-wide lock and progresses UCX until idle, so calling it every round made callers'
+     * request creation and posting wait for the lock; notifications that no window awaits only need
+     * collecting (they are buffered), not speed.
+     */
+    static final long UNAWAITED_DRAIN_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1);
 
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
@@ -60,6 +67,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private volatile boolean closed;
     private volatile long transfersPosted;
     private volatile long notificationsReceived;
+    private long lastDrainNanos; // progress thread only
 
     NixlAgentCore(String name, NixlSettings settings, Consumer<NixlAgentCore> onClose) {
         this.name = name;
@@ -549,7 +557,12 @@ final class NixlAgentCore implements ProgressLoop.Work {
                     events++;
                 }
             }
-            return events + drainNotifications();
+            long now = System.nanoTime();
+            if (dispatcher.waitingCount() > 0 || now - lastDrainNanos >= UNAWAITED_DRAIN_NANOS) {
+                lastDrainNanos = now;
+                events += drainNotifications();
+            }
+            return events;
         } finally {
             lifecycle.readLock().unlock();
         }
@@ -586,6 +599,11 @@ final class NixlAgentCore implements ProgressLoop.Work {
         notificationsReceived += received.size();
         received.forEach(dispatcher::deliver);
         return received.size();
+    }
+
+    @Override
+    public boolean transfersInFlight() {
+        return !inFlight.isEmpty();
     }
 
     @Override

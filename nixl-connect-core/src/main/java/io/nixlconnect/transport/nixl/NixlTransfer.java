@@ -67,15 +67,25 @@ final class NixlTransfer implements TransferHandle {
             if (status == NixlCapi.IN_PROGRESS) {
                 return false;
             }
-            outcome = finish(status);
+            outcome = settle(status);
         }
+        // The waiting caller first: releasing the finished request is bookkeeping (cancel and abandon
+        // leave a terminal transfer alone, and the agent cannot close while this loop round runs).
         outcome.run();
+        synchronized (this) {
+            release();
+        }
         return true;
     }
 
-    /** Records the result of post or a status check; call with the lock held. */
+    /** Records the result of post or a status check and releases the request; call with the lock held. */
     Runnable finish(int status) {
         release();
+        return settle(status);
+    }
+
+    /** Records the result; returns what completes the future, to run outside the lock. */
+    private Runnable settle(int status) {
         if (status == NixlCapi.SUCCESS) {
             state = TransferState.DONE;
             return () -> completion.complete(null);

@@ -6,11 +6,11 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The one polling loop of an agent: it checks posted transfers and drains notifications.
  *
- * <p>Idle strategy: after any activity (an event, a new post or window) it keeps polling, spinning
- * for up to {@link #SPIN_NANOS} since that activity; then it parks with a doubling pause up to
- * {@link #MAX_BUSY_PARK_NANOS} while transfers or windows are pending, or {@link #IDLE_PARK_NANOS}
- * when nothing is (it still drains notifications that arrive early). New posts and windows unpark it
- * at once.
+ * <p>Idle strategy: while one of the agent's transfers is in flight it never parks. Otherwise, after
+ * any activity (an event, a new post or window) it keeps polling for up to {@link #SPIN_NANOS} since
+ * that activity; then it parks with a doubling pause up to {@link #MAX_BUSY_PARK_NANOS} while windows
+ * are pending, or {@link #IDLE_PARK_NANOS} when nothing is (it still drains notifications that arrive
+ * early). New posts and windows unpark it at once.
  *
  * <p>Why a time-based spin window: on one host UCX answers small reads through the <em>target</em>
  * agent's worker, which only progresses when this loop polls, and no event tells the target that a
@@ -18,10 +18,15 @@ import java.util.concurrent.locks.LockSupport;
  * 500 us) by the time the read arrived, adding ~0.4 ms to every small operation. Spinning for a
  * bounded time after activity keeps request/response traffic at polling speed, while an agent with
  * only an open window and no recent traffic still parks (CPU cost: at most {@link #SPIN_NANOS} of
- * spinning per burst of activity). The spin yields rather than {@code onSpinWait()}s: on a loaded
- * host the spinning loop otherwise takes the core the caller (creating and posting the next request,
- * contending for NIXL's agent lock) or the peer needs; measured on 2 shared cores, yielding halved
- * every part of a 4 KiB READ, busy-spinning made the whole operation slower than parking.
+ * spinning per burst of activity).
+ *
+ * <p>How it spins: while one of this agent's transfers is in flight it spins on the CPU
+ * ({@code onSpinWait}) within the spin window and yields after it, because nothing but this loop
+ * completes the transfer (without NIXL's progress thread UCX also moves fragments only when polled)
+ * and its caller is waiting; with nothing in flight it {@code yield}s, leaving the core to threads
+ * that have work (a caller creating and posting the next request, the peer). Measured on 2 shared
+ * cores (docs/benchmarks.md): yielding between the status checks of an in-flight 4 KiB READ added
+ * ~30 us, busy-spinning while nothing was in flight slowed the callers' posts.
  */
 final class ProgressLoop implements Runnable {
 
@@ -37,6 +42,9 @@ final class ProgressLoop implements Runnable {
 
         /** Whether anything is pending that makes a short pause worthwhile. */
         boolean busy();
+
+        /** Whether a posted transfer is waiting for this loop to see it complete. */
+        boolean transfersInFlight();
 
         /** Called when polling throws: the loop stops and the agent fails what is pending. */
         void failed(Throwable error);
@@ -106,7 +114,16 @@ final class ProgressLoop implements Runnable {
                     parks = 0;
                     continue;
                 }
-                if (System.nanoTime() - lastActivity < SPIN_NANOS) {
+                boolean spinning = System.nanoTime() - lastActivity < SPIN_NANOS;
+                if (work.transfersInFlight()) {
+                    // Never parks while a transfer is in flight: without NIXL's progress thread, UCX moves
+                    // a large transfer's fragments only while this loop polls.
+                    if (spinning) {
+                        Thread.onSpinWait();
+                    } else {
+                        Thread.yield();
+                    }
+                } else if (spinning) {
                     Thread.yield();
                 } else if (work.busy()) {
                     int doublings = Math.min(parks++, 10);
