@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 
@@ -41,7 +42,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
      * request creation and posting wait for the lock; notifications that no window awaits only need
      * collecting (they are buffered), not speed.
      */
-    static final long UNAWAITED_DRAIN_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1);
+    static final long UNAWAITED_DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
@@ -608,7 +609,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     @Override
     public boolean busy() {
-        return !inFlight.isEmpty() || dispatcher.waitingCount() > 0;
+        return transfersInFlight() || dispatcher.waitingCount() > 0;
     }
 
     @Override

@@ -6,8 +6,10 @@ import org.junit.jupiter.api.Test;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The loop's idle strategy, observed through its thread's state (no timing assertions). */
 class ProgressLoopTest {
@@ -50,35 +52,16 @@ class ProgressLoopTest {
     @Test
     void aFailingPollStopsTheLoopAndReportsTheFailure() throws Exception {
         IllegalStateException boom = new IllegalStateException("boom");
-        CompletableFuture<Throwable> reported = new CompletableFuture<>();
-        loop = new ProgressLoop("progress-test", new ProgressLoop.Work() {
+        FakeWork failing = new FakeWork(false, false) {
             @Override
             public int pollOnce() {
                 throw boom;
             }
-
-            @Override
-            public boolean busy() {
-                return false;
-            }
-
-            @Override
-            public boolean transfersInFlight() {
-                return false;
-            }
-
-            @Override
-            public void failed(Throwable error) {
-                reported.complete(error);
-            }
-        });
+        };
+        loop = new ProgressLoop("progress-test", failing);
         loop.start();
-        assertThat(reported.get(5, TimeUnit.SECONDS)).isSameAs(boom);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (loop.isAlive()) {
-            assertThat(System.nanoTime()).as("loop ends after a failure").isLessThan(deadline);
-            Thread.sleep(1);
-        }
+        assertThatThrownBy(() -> failing.thread.get(5, TimeUnit.SECONDS)).hasCause(boom);
+        awaitTrue(() -> !loop.isAlive(), "loop ends after a failure");
     }
 
     private Thread start(FakeWork work) throws Exception {
@@ -88,14 +71,18 @@ class ProgressLoopTest {
     }
 
     private static void awaitParked(Thread thread) throws InterruptedException {
+        awaitTrue(() -> thread.getState() == Thread.State.TIMED_WAITING, "loop parks");
+    }
+
+    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (thread.getState() != Thread.State.TIMED_WAITING) {
-            assertThat(System.nanoTime()).as("loop parks within 5 s").isLessThan(deadline);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as(what + " within 5 s").isLessThan(deadline);
             Thread.sleep(1);
         }
     }
 
-    private static final class FakeWork implements ProgressLoop.Work {
+    private static class FakeWork implements ProgressLoop.Work {
         final CompletableFuture<Thread> thread = new CompletableFuture<>();
         final AtomicLong polls = new AtomicLong();
         private final boolean inFlight;
