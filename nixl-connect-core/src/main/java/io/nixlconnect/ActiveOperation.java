@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ScheduledFuture;
 
 /**
  * The side that moves the bytes: it loads the peer from the {@link RdmaMetadata}, posts one transfer for
@@ -20,7 +19,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     private final RdmaMetadata remoteMetadata;
     private volatile Remote remote;
     private volatile TransferHandle handle;
-    private volatile ScheduledFuture<?> timeout;
+    private volatile Deadlines.Deadline timeout;
 
     ActiveOperation(Connector connector, OperationKind kind, RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
         super(connector, kind, checkPairs(kind, remoteMetadata, localDescriptors), remoteMetadata.notificationKey());
@@ -97,11 +96,11 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             throw e;
         }
         Duration limit = connector.options().operationTimeout();
-        timeout = connector.schedule(() -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
+        timeout = connector.deadlines().arm(limit, () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
                 OperationStatus.ERRORED, getClass().getSimpleName() + " did not complete within the operation timeout of "
-                        + limit + " (peer '" + remote.name() + "')")), limit);
+                        + limit + " (peer '" + remote.name() + "')")));
         if (status().isTerminal()) {
-            timeout.cancel(false); // ended before the timer was armed
+            connector.deadlines().disarm(timeout); // ended before the deadline was armed
         }
         handle.completion().whenComplete((ignored, error) -> finish(
                 error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
@@ -122,9 +121,9 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
 
     @Override
     final void releaseTransport() {
-        ScheduledFuture<?> armed = timeout;
+        Deadlines.Deadline armed = timeout;
         if (armed != null) {
-            armed.cancel(false);
+            connector.deadlines().disarm(armed);
         }
         TransferHandle posted = handle;
         if (posted != null) {

@@ -15,7 +15,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -55,6 +54,7 @@ public final class Connector implements AutoCloseable {
     private final AtomicInteger inFlightCount = new AtomicInteger();
     private final List<OperationListener> listeners = new CopyOnWriteArrayList<>();
     private final ScheduledThreadPoolExecutor scheduler;
+    private final Deadlines deadlines;
     private volatile boolean accepting = true;
     private volatile boolean closed;
     private volatile String hostname;
@@ -83,6 +83,7 @@ public final class Connector implements AutoCloseable {
             return thread;
         });
         scheduler.setRemoveOnCancelPolicy(true);
+        this.deadlines = new Deadlines(scheduler);
         Transport opened = null;
         try {
             opened = Transports.open(options);
@@ -303,8 +304,9 @@ public final class Connector implements AutoCloseable {
         return details;
     }
 
-    ScheduledFuture<?> schedule(Runnable task, Duration delay) {
-        return scheduler.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+    /** Operation time limits, on this connector's timer thread. */
+    Deadlines deadlines() {
+        return deadlines;
     }
 
     TransportAgent createAgent(Connection connection) {

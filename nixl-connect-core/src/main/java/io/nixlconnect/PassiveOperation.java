@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.ScheduledFuture;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -18,7 +17,7 @@ import java.util.concurrent.ScheduledFuture;
 public abstract sealed class PassiveOperation extends AbstractOperation permits ReadableOperation, WritableOperation {
 
     private final PassiveWindow window;
-    private final ScheduledFuture<?> timeout;
+    private final Deadlines.Deadline timeout;
     private RdmaMetadata metadata;
 
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors) {
@@ -39,10 +38,10 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         this.window = opened;
         setStatus(OperationStatus.INITIALIZED);
         Duration passiveTimeout = connector.options().passiveTimeout();
-        this.timeout = passiveTimeout == null ? null : connector.schedule(() -> finish(OperationStatus.ERRORED,
-                new TransferTimeoutException(OperationStatus.ERRORED, getClass().getSimpleName()
-                        + " was not completed by a peer within the passive timeout of " + passiveTimeout)),
-                passiveTimeout);
+        this.timeout = passiveTimeout == null ? null : connector.deadlines().arm(passiveTimeout,
+                () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(OperationStatus.ERRORED,
+                        getClass().getSimpleName() + " was not completed by a peer within the passive timeout of "
+                                + passiveTimeout)));
         window.notified().whenComplete((ignored, error) -> finish(
                 error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
     }
@@ -65,7 +64,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     @Override
     final void releaseTransport() {
         if (timeout != null) {
-            timeout.cancel(false);
+            connector.deadlines().disarm(timeout);
         }
         // The window may be null when opening it failed in the constructor.
         if (window != null) {
