@@ -2,10 +2,11 @@
 """NIXL driven directly through its Python API: the baseline for TransferBenchmark's NIXL numbers.
 
 Same shape as io.nixlconnect.benchmarks.TransferBenchmark: two processes on one host (this one reads,
-a child publishes), sizes 4 KiB .. 1 GiB, READ with a notification. Each size: both sides register one
-buffer once; each iteration the reader creates the transfer request, posts it and waits for DONE
+a child publishes), READ with a notification. First, after the warm-up, the latency of one small (4 KiB)
+READ: create + post + wait. Then the bandwidth of sizes 4 KiB .. 1 GiB. Each size: both sides register
+one buffer once; each iteration the reader creates the transfer request, posts it and waits for DONE
 (timed), then waits, untimed, until the publisher reports the notification (as the Java reader waits
-for the peer's DONE). Then the latency of one small (4 KiB) READ: create + post + wait.
+for the peer's DONE).
 
 Usage: PYTHONPATH=$NIXL_PYTHON_PATH python3 benchmarks/nixl_direct.py [maxSizeBytes]
 
@@ -27,7 +28,7 @@ except ImportError:
 import numpy as np
 
 SIZES = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
-LATENCY_SIZE, LATENCY_WARMUP, LATENCY_ITERATIONS = 4096, 300, 3000
+LATENCY_SIZE, LATENCY_ITERATIONS = 4096, 3000
 # TransferBenchmark's WARMUP_OPERATIONS: complete 4 KiB operations before anything is measured (the JVMs need
 # them to reach compiled code; run here too so that both sides do the same work first).
 WARMUP_OPERATIONS = int(os.environ.get("BENCH_WARMUP", "20000"))
@@ -36,7 +37,7 @@ CONFIG = dict(enable_prog_thread=False, backends=["UCX"])
 
 
 def iterations_for(size):
-    iterations = max(10, min(2000, (4 << 30) // size))
+    iterations = max(20, min(2000, (4 << 30) // size))
     return iterations, max(2, iterations // 10)
 
 
@@ -121,7 +122,7 @@ class Reader:
         gbps.sort()
         print("%-10s %6d %12.2f %12.2f" % (human(size), iterations, gbps[iterations // 2], gbps[-1]), flush=True)
 
-    def latency(self, warmup=LATENCY_WARMUP, iterations=LATENCY_ITERATIONS):
+    def latency(self, warmup, iterations=LATENCY_ITERATIONS):
         self.prepare(LATENCY_SIZE)
         nanos = []
         for i in range(-warmup, iterations):
@@ -130,8 +131,6 @@ class Reader:
             self.notified(key)
             if i >= 0:
                 nanos.append(elapsed)
-        if not iterations:
-            return  # warm-up only
         nanos.sort()
         print("latency of one %s READ (create + post + wait; NIXL direct): p50 %.1f us, p99 %.1f us (%d iterations)"
               % (human(LATENCY_SIZE), nanos[len(nanos) // 2] / 1e3, nanos[int(len(nanos) * 0.99)] / 1e3,
@@ -160,13 +159,12 @@ def main():
         reader = Reader(ours)
         print("NIXL direct (Python API), two processes, READ with notification; huge-page advice: %s"
               % huge_page_advice())
-        reader.latency(WARMUP_OPERATIONS, 0)
+        reader.latency(WARMUP_OPERATIONS)  # first, straight after the warm-up, as TransferBenchmark does
         print("%-10s %6s %12s %12s" % ("size", "iters", "median GB/s", "best GB/s"), flush=True)
         for size in SIZES:
             if size > max_size:
                 break
             reader.bandwidth(size)
-        reader.latency()
         ours.send(("exit",))
         child.join(10)
     finally:

@@ -58,7 +58,10 @@ public final class TransferBenchmark {
             TransferBenchmark bench = new TransferBenchmark(peer);
             System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName()
                     + "; buffers with huge-page advice: " + BenchmarkBuffer.hugePagesRequested());
-            bench.latency(connector, 4096, WARMUP_OPERATIONS, 0);
+            // Latency first, straight after the warm-up: once the bandwidth sizes have run, HotSpot has
+            // deoptimized parts of the small-operation path (new type and branch profiles) and a few hundred
+            // operations do not bring it back to steady state.
+            bench.latency(connector, 4096, WARMUP_OPERATIONS, 3000);
             System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s%n", "size", "iters", "median GB/s", "best GB/s");
             for (long size : SIZES) {
                 if (size > maxSize) {
@@ -66,7 +69,6 @@ public final class TransferBenchmark {
                 }
                 bench.bandwidth(connector, size);
             }
-            bench.latency(connector, 4096, 300, 3000);
             bench.toPeer.println("exit");
         } finally {
             if (!peer.waitFor(10, TimeUnit.SECONDS)) {
@@ -91,7 +93,7 @@ public final class TransferBenchmark {
     private void bandwidth(Connector connector, long size) throws IOException {
         toPeer.println("alloc " + size);
         expect("OK");
-        int iterations = (int) Math.max(10, Math.min(2000, (4L << 30) / size));
+        int iterations = (int) Math.max(20, Math.min(2000, (4L << 30) / size));
         int warmup = Math.max(2, iterations / 10);
         double[] gbps = new double[iterations];
         try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0)) {
@@ -133,9 +135,6 @@ public final class TransferBenchmark {
                     readNanos[i] = readEnd - readStart;
                 }
             }
-        }
-        if (iterations == 0) {
-            return; // warm-up only
         }
         Arrays.sort(nanos);
         Arrays.sort(readNanos);
