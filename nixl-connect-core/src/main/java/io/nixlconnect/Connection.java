@@ -1,7 +1,7 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.TransportAgent;
-import java.util.Arrays;
+import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -20,6 +20,9 @@ public final class Connection implements AutoCloseable {
     private final int number;
     private final String name;
     private final Map<String, RemoteAgent> remotes = new HashMap<>();
+    // The loaded peers by metadata (content equality): every operation looks its peer up, in one step
+    // however many peers are loaded.
+    private final Map<ByteBuffer, String> remotesByMetadata = new HashMap<>();
     private TransportAgent agent;
     private RegistrationCache registrations;
     private boolean closed;
@@ -87,6 +90,7 @@ public final class Connection implements AutoCloseable {
             return false;
         }
         remotes.remove(remoteName);
+        remotesByMetadata.remove(ByteBuffer.wrap(remote.metadata));
         // Unload under the lock: a concurrent loadRemote of the same peer must not be undone by this unload.
         if (agent != null && !closed) {
             agent.unloadRemoteAgent(remoteName);
@@ -115,21 +119,23 @@ public final class Connection implements AutoCloseable {
      */
     synchronized String loadRemote(byte[] metadata) {
         TransportAgent local = agent();
-        for (Map.Entry<String, RemoteAgent> entry : remotes.entrySet()) {
-            if (Arrays.equals(entry.getValue().metadata, metadata)) {
-                entry.getValue().references++;
-                return entry.getKey();
-            }
+        String loadedName = remotesByMetadata.get(ByteBuffer.wrap(metadata));
+        if (loadedName != null) {
+            remotes.get(loadedName).references++;
+            return loadedName;
         }
         // New or changed peer: the backend replaces a peer of the same name.
         String remoteName = local.loadRemoteAgent(metadata);
+        byte[] copy = metadata.clone();
         RemoteAgent known = remotes.get(remoteName);
         if (known != null) {
-            known.metadata = metadata.clone();
+            remotesByMetadata.remove(ByteBuffer.wrap(known.metadata));
+            known.metadata = copy;
             known.references++;
         } else {
-            remotes.put(remoteName, new RemoteAgent(metadata.clone()));
+            remotes.put(remoteName, new RemoteAgent(copy));
         }
+        remotesByMetadata.put(ByteBuffer.wrap(copy), remoteName);
         return remoteName;
     }
 
@@ -158,6 +164,7 @@ public final class Connection implements AutoCloseable {
             closed = true;
             toClose = agent;
             remotes.clear();
+            remotesByMetadata.clear();
             if (registrations != null) {
                 registrations.clear();
             }

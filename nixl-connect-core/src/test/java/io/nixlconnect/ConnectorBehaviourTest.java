@@ -85,6 +85,35 @@ class ConnectorBehaviourTest {
     }
 
     @Test
+    void aPeerThatPresentsChangedMetadataIsReloadedUnderItsName() throws IOException {
+        try (Connector connector = new Connector(embedded().build())) {
+            Connection local = connector.defaultConnection();
+            byte[] before = embeddedAgentMetadata("peer", "127.0.0.1", 1111);
+            byte[] after = embeddedAgentMetadata("peer", "127.0.0.1", 2222);
+            Remote old = new Remote(local, before);
+            Remote reloaded = new Remote(local, after);
+            Remote again = new Remote(local, after);
+            Remote back = new Remote(local, before);
+            assertThat(List.of(old.name(), reloaded.name(), again.name(), back.name())).containsOnly("peer");
+            assertThat(local.remoteAgentCount()).isEqualTo(1);
+
+            for (Remote remote : List.of(old, reloaded, again)) {
+                remote.close();
+                assertThat(local.remoteAgentCount()).isEqualTo(1);
+            }
+            back.close();
+            assertThat(local.remoteAgentCount()).isZero();
+
+            // Neither metadata still points at the unloaded peer: both load it afresh.
+            try (Remote first = new Remote(local, before); Remote second = new Remote(local, after)) {
+                assertThat(second.name()).isEqualTo(first.name()).isEqualTo("peer");
+                assertThat(local.remoteAgentCount()).isEqualTo(1);
+            }
+            assertThat(local.remoteAgentCount()).isZero();
+        }
+    }
+
+    @Test
     void metadataOfAnotherBackendEndsTheOperationErroredWithAClearReason() {
         try (Connector connector = new Connector(embedded().build()); Descriptor target = Descriptor.allocate(16)) {
             RdmaMetadata foreign = RdmaMetadata.of(List.of(new SerializedDescriptor("cpu", 4096, 16)),
