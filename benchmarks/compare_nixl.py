@@ -52,5 +52,6 @@ def main():
               % (j, d, j - d, added, " ".join("%.0f" % v for v in latency["java"]),
                  " ".join("%.0f" % v for v in latency["direct"])))
 
+
 if __name__ == "__main__":
     main()
