@@ -199,6 +199,13 @@ public abstract sealed class AbstractOperation implements AutoCloseable permits 
         return Duration.ofNanos((end == 0 ? System.nanoTime() : end) - startNanos);
     }
 
+    /**
+     * How the bytes moved: {@code "cross-memory-attach"} (embedded transport, a peer on this host read
+     * directly with one copy), {@code "tcp"} (embedded transport over its socket), {@code "nixl"}; null
+     * while no bytes have moved (a passive operation no peer has reached yet).
+     */
+    public abstract String transferPath();
+
     /** Why the operation errored or was cancelled; {@code null} otherwise. */
     public final Throwable failure() {
         return failure;

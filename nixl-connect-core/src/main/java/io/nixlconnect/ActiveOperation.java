@@ -120,6 +120,12 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     @Override
+    public final String transferPath() {
+        TransferHandle posted = handle;
+        return posted == null ? null : posted.path();
+    }
+
+    @Override
     final void releaseTransport() {
         Deadlines.Deadline armed = timeout;
         if (armed != null) {

@@ -23,6 +23,7 @@ public final class ConnectorOptions {
     private final String bindAddress;
     private final int port;
     private final String advertisedAddress;
+    private final boolean sameHostCopy;
     private final Duration operationTimeout;
     private final Duration passiveTimeout;
     private final int maxInFlightOperations;
@@ -38,6 +39,7 @@ public final class ConnectorOptions {
         this.bindAddress = b.bindAddress;
         this.port = b.port;
         this.advertisedAddress = b.advertisedAddress;
+        this.sameHostCopy = b.sameHostCopy;
         this.operationTimeout = b.operationTimeout;
         this.passiveTimeout = b.passiveTimeout;
         this.maxInFlightOperations = b.maxInFlightOperations;
@@ -60,6 +62,7 @@ public final class ConnectorOptions {
         b.bindAddress = bindAddress;
         b.port = port;
         b.advertisedAddress = advertisedAddress;
+        b.sameHostCopy = sameHostCopy;
         b.operationTimeout = operationTimeout;
         b.passiveTimeout = passiveTimeout;
         b.maxInFlightOperations = maxInFlightOperations;
@@ -93,6 +96,14 @@ public final class ConnectorOptions {
     /** Address peers use to reach the embedded transport; {@code null} means the bind address (or the host's, for a wildcard bind). */
     public String advertisedAddress() {
         return advertisedAddress;
+    }
+
+    /**
+     * Embedded transport: whether READs from a peer on this host copy its memory directly (Linux
+     * cross-memory attach, where the OS allows it) instead of streaming it over TCP. Default true.
+     */
+    public boolean sameHostCopy() {
+        return sameHostCopy;
     }
 
     /** Longest an active operation (read or write) may take before it ends ERRORED. */
@@ -142,6 +153,7 @@ public final class ConnectorOptions {
         private String bindAddress = "127.0.0.1";
         private int port;
         private String advertisedAddress;
+        private boolean sameHostCopy = true;
         private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
         private Duration passiveTimeout;
         private int maxInFlightOperations = DEFAULT_MAX_IN_FLIGHT_OPERATIONS;
@@ -185,6 +197,16 @@ public final class ConnectorOptions {
 
         public Builder advertisedAddress(String advertisedAddress) {
             this.advertisedAddress = advertisedAddress == null || advertisedAddress.isBlank() ? null : advertisedAddress;
+            return this;
+        }
+
+        /**
+         * Embedded transport: false keeps every transfer on TCP, even with a peer on this host (this side then
+         * neither copies from peers directly nor lets them copy from it). Default true: a peer on this host is
+         * probed once, and read directly where the OS allows it, over TCP otherwise.
+         */
+        public Builder sameHostCopy(boolean sameHostCopy) {
+            this.sameHostCopy = sameHostCopy;
             return this;
         }
 

@@ -62,6 +62,11 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     }
 
     @Override
+    public final String transferPath() {
+        return window == null ? null : window.path();
+    }
+
+    @Override
     final void releaseTransport() {
         if (timeout != null) {
             connector.deadlines().disarm(timeout);

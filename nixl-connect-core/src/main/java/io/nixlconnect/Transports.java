@@ -59,7 +59,7 @@ final class Transports {
 
     private static Transport embedded(ConnectorOptions options) {
         return EmbeddedTransport.open(new EmbeddedSettings(options.bindAddress(), options.port(),
-                options.advertisedAddress()));
+                options.advertisedAddress(), EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER, options.sameHostCopy()));
     }
 
     private static String firstLine(String message) {

@@ -13,7 +13,7 @@ import java.util.zip.CRC32C;
  * A second JVM for the cross-process tests: a passive worker driven line by line over stdin.
  *
  * <pre>
- * readable SIZE SEED      → "META json"; later "DONE key status"
+ * readable SIZE SEED      → "META json"; later "PATH key path" (how the peer reached it), then "DONE key status"
  * blank SIZE              → a readable of SIZE zeroed bytes (no heap copy, any size): "META json"
  * writable SIZE           → "META json"; later "WRITTEN key status crc"
  * multi COUNT SIZE SEED   → ONE readable over COUNT descriptors of SIZE bytes, data from SEED+i: "META json"
@@ -45,9 +45,11 @@ public final class PeerProcess {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         List<Descriptor> owned = new ArrayList<>();
-        // -Dpeer.bind=ADDRESS puts the server on another interface (the two-host test's network namespace).
+        // -Dpeer.bind=ADDRESS puts the server on another interface (the two-host test's network namespace);
+        // -Dpeer.sameHostCopy=false makes the peer decline direct copies (always TCP).
         try (Connector connector = new Connector(ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid())
-                .backend(TransportBackend.EMBEDDED).bindAddress(System.getProperty("peer.bind", "127.0.0.1")).build());
+                .backend(TransportBackend.EMBEDDED).bindAddress(System.getProperty("peer.bind", "127.0.0.1"))
+                .sameHostCopy(Boolean.parseBoolean(System.getProperty("peer.sameHostCopy", "true"))).build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY " + connector.name());
             String line;
@@ -59,7 +61,10 @@ public final class PeerProcess {
                         owned.add(descriptor);
                         ReadableOperation op = connector.createReadable(descriptor);
                         out.println("META " + op.metadata().toJson());
-                        op.completion().whenComplete((ok, error) -> out.println("DONE " + op.notificationKey() + " " + op.status()));
+                        op.completion().whenComplete((ok, error) -> {
+                            out.println("PATH " + op.notificationKey() + " " + op.transferPath());
+                            out.println("DONE " + op.notificationKey() + " " + op.status());
+                        });
                     }
                     case "blank" -> {
                         Descriptor descriptor = Descriptor.allocate(Long.parseLong(words[1]));

@@ -9,6 +9,14 @@ public interface PassiveWindow extends AutoCloseable {
     CompletableFuture<Void> notified();
 
     /**
+     * How a peer last reached the regions: {@code "tcp"} or {@code "cross-memory-attach"} (embedded),
+     * {@code "nixl"}; null while no peer has.
+     */
+    default String path() {
+        return null;
+    }
+
+    /**
      * Makes the regions unreachable. When this returns no peer access to them is in progress, so the
      * caller may free the memory. Idempotent.
      */

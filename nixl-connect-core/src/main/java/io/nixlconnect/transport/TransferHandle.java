@@ -16,6 +16,14 @@ public interface TransferHandle {
     CompletableFuture<Void> completion();
 
     /**
+     * How the bytes moved: {@code "tcp"} or {@code "cross-memory-attach"} (embedded), {@code "nixl"};
+     * null until the transfer has chosen.
+     */
+    default String path() {
+        return null;
+    }
+
+    /**
      * Stops the transfer and releases its resources. When this returns, the backend no longer touches
      * the local memory of the transfer. Does nothing once the transfer has ended.
      */

@@ -55,6 +55,10 @@ final class EmbeddedAgent implements TransportAgent {
         details.put("openWindows", windows.size());
         details.put("transfersInFlight", transfers.size());
         details.put("remoteAgents", remotes.size());
+        details.put("sameHostCopy", transport.sameHostCopyDisabled() != null ? "off"
+                : CrossMemoryAttach.unavailableReason() != null ? "unavailable: " + CrossMemoryAttach.unavailableReason()
+                : "on");
+        details.put("peerPaths", transport.peerPaths());
         return details;
     }
 
@@ -177,7 +181,8 @@ final class EmbeddedAgent implements TransportAgent {
      *
      * @return the entered windows; {@code null} if some range lies outside every live window
      */
-    List<EmbeddedWindow> enter(TransferOp access, long[] addresses, long[] lengths, SocketChannel channel) {
+    List<EmbeddedWindow> enter(TransferOp access, long[] addresses, long[] lengths, SocketChannel channel,
+            boolean grant) {
         List<EmbeddedWindow> entered = new ArrayList<>();
         for (int i = 0; i < addresses.length; i++) {
             EmbeddedWindow found = null;
@@ -189,7 +194,8 @@ final class EmbeddedAgent implements TransportAgent {
             }
             if (found == null) {
                 for (EmbeddedWindow window : windows) {
-                    if (window.access() == access && window.covers(addresses[i], lengths[i]) && window.enter(channel)) {
+                    if (window.access() == access && window.covers(addresses[i], lengths[i])
+                            && window.enter(channel, grant)) {
                         found = window;
                         entered.add(window);
                         break;
@@ -197,7 +203,7 @@ final class EmbeddedAgent implements TransportAgent {
                 }
             }
             if (found == null) {
-                exit(entered, channel);
+                exit(entered, channel, grant);
                 return null;
             }
         }
@@ -215,9 +221,9 @@ final class EmbeddedAgent implements TransportAgent {
         throw new IllegalStateException("range not inside the entered windows");
     }
 
-    static void exit(List<EmbeddedWindow> entered, SocketChannel channel) {
+    static void exit(List<EmbeddedWindow> entered, SocketChannel channel, boolean grant) {
         for (EmbeddedWindow window : entered) {
-            window.exit(channel);
+            window.exit(channel, grant);
         }
     }
 

@@ -108,6 +108,15 @@ final class EmbeddedServer {
             case Wire.NOTIFY -> deliver(channel, agent, request.notification(), " (completed, closed or never created)");
             // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
             case Wire.READ -> moveRanges(channel, agent, request, TransferOp.READ);
+            case Wire.HELLO -> {
+                String disabled = transport.sameHostCopyDisabled();
+                if (disabled != null) {
+                    Wire.writeError(channel, "same-host copy declined: " + disabled);
+                } else {
+                    Wire.writeHello(channel, SameHostIdentity.self());
+                }
+            }
+            case Wire.READ_GRANT -> grantRanges(channel, agent, request);
             case Wire.WRITE -> {
                 // The data has landed: only now may the passive side learn of it.
                 if (moveRanges(channel, agent, request, TransferOp.WRITE)) {
@@ -126,7 +135,7 @@ final class EmbeddedServer {
      */
     private boolean moveRanges(SocketChannel channel, EmbeddedAgent agent, Wire.Request request, TransferOp access)
             throws IOException {
-        List<EmbeddedWindow> windows = agent.enter(access, request.addresses(), request.lengths(), channel);
+        List<EmbeddedWindow> windows = agent.enter(access, request.addresses(), request.lengths(), channel, false);
         if (windows == null) {
             Wire.writeError(channel, access + " refused: a requested range lies outside every live "
                     + (access == TransferOp.READ ? "ReadableOperation" : "WritableOperation"));
@@ -146,7 +155,47 @@ final class EmbeddedServer {
             }
             return true;
         } finally {
-            EmbeddedAgent.exit(windows, channel);
+            EmbeddedAgent.exit(windows, channel, false);
+        }
+    }
+
+    /**
+     * Grants the peer a direct copy (cross-memory attach) of the request's ranges if every one lies in host
+     * memory of a live ReadableOperation's window: answers with this pid, keeps the windows pinned until the
+     * peer reports, then delivers the notification as a NOTIFY would. Declines (the peer then streams
+     * them with READ) when the setting is off or a range is GPU memory.
+     */
+    private void grantRanges(SocketChannel channel, EmbeddedAgent agent, Wire.Request request) throws IOException {
+        String disabled = transport.sameHostCopyDisabled();
+        if (disabled != null) {
+            Wire.writeDeclined(channel, disabled);
+            return;
+        }
+        List<EmbeddedWindow> windows = agent.enter(TransferOp.READ, request.addresses(), request.lengths(), channel,
+                true);
+        if (windows == null) {
+            Wire.writeError(channel, "READ refused: a requested range lies outside every live ReadableOperation");
+            return;
+        }
+        boolean copied;
+        try {
+            for (int i = 0; i < request.addresses().length; i++) {
+                if (EmbeddedAgent.typeOf(windows, request.addresses()[i], request.lengths()[i]) != MemoryType.DRAM) {
+                    Wire.writeDeclined(channel, "GPU memory is staged through the socket");
+                    return;
+                }
+            }
+            Wire.writeGrant(channel, SameHostIdentity.self().pid());
+            // Blocks until the peer has finished copying (or its process and so its connection are gone);
+            // closing the window meanwhile waits for this, as the peer's copy cannot be cut off from here.
+            copied = Wire.readCopyOutcome(channel);
+        } finally {
+            EmbeddedAgent.exit(windows, channel, true);
+        }
+        if (copied) {
+            deliver(channel, agent, request.notification(), " (completed, closed or never created)");
+        } else {
+            Wire.writeOk(channel);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.nixlconnect.transport.embedded;
 
 import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransferState;
@@ -36,6 +37,7 @@ final class EmbeddedTransfer implements TransferHandle {
     private volatile boolean cancelled;
     private volatile SocketChannel channel;
     private volatile Thread worker;
+    private volatile String path;
 
     EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, EmbeddedMetadata peer,
             List<MemoryRegion> remote, byte[] notification) {
@@ -66,12 +68,17 @@ final class EmbeddedTransfer implements TransferHandle {
         return completion;
     }
 
+    @Override
+    public String path() {
+        return path;
+    }
+
     /**
      * Runs the transfer on the calling worker thread over {@code pooled} (or a new connection).
      *
      * @return a connection fit for reuse, or null
      */
-    SocketChannel run(SocketChannel pooled) {
+    SocketChannel run(SocketChannel pooled, SameHostPeer sameHost) {
         if (!started.compareAndSet(false, true)) {
             return pooled; // cancelled while queued
         }
@@ -97,11 +104,13 @@ final class EmbeddedTransfer implements TransferHandle {
                     }
                 }
                 try {
-                    execute(current);
+                    if (!readDirectly(current, sameHost)) {
+                        execute(current);
+                    }
                     end(TransferState.DONE, null);
                     return current;
                 } catch (StaleConnectionException stale) {
-                    if (!reused) {
+                    if (!reused && !stale.retryable) {
                         throw stale.getCause();
                     }
                     closeQuietly(current); // a pooled connection the peer had dropped: retry once on a fresh one
@@ -128,13 +137,14 @@ final class EmbeddedTransfer implements TransferHandle {
      */
     private void execute(SocketChannel ch) throws IOException {
         boolean read = op == TransferOp.READ;
+        path = SameHostPeer.TCP;
         try {
             Wire.writeFully(ch, Wire.encodeRequest(read ? Wire.READ : Wire.WRITE, peer.agent(), remoteAddresses,
                     lengths, read ? NO_NOTIFICATION : notification));
             expectOk(ch, " refused by the peer: ");
         } catch (IOException e) {
             // The peer has not answered, so it touched no memory: on a reused connection this is worth a retry.
-            throw cancelled ? e : new StaleConnectionException(e);
+            throw cancelled ? e : new StaleConnectionException(e, false);
         }
         for (int i = 0; i < lengths.length; i++) {
             MemoryRegion region = local.get(i);
@@ -150,6 +160,99 @@ final class EmbeddedTransfer implements TransferHandle {
         } else {
             expectOk(ch, ": data written, but the peer reported: ");
         }
+    }
+
+    /**
+     * A READ from a peer on this host whose memory this process can read (found out by a probe, once per
+     * peer): the peer grants the ranges and keeps them pinned; this side copies them into its own memory with
+     * cross-memory attach — nobody writes into another process — and reports, and the peer delivers the
+     * notification. Falls back (returns false, the connection still fit for {@link #execute}) when the peer
+     * declines, the local memory is GPU memory, or the kernel refuses the copy.
+     *
+     * @return whether the transfer is done
+     */
+    private boolean readDirectly(SocketChannel ch, SameHostPeer sameHost) throws IOException {
+        if (op != TransferOp.READ) {
+            return false;
+        }
+        for (MemoryRegion region : local) {
+            if (region.type() != MemoryType.DRAM) {
+                return false;
+            }
+        }
+        SameHostPeer.State known = sameHost.state();
+        if (!known.probed()) {
+            known = probe(ch, sameHost);
+        }
+        if (!known.crossMemoryAttach()) {
+            return false;
+        }
+        StringBuilder refused = new StringBuilder();
+        Wire.Grant grant;
+        try {
+            Wire.writeFully(ch, Wire.encodeRequest(Wire.READ_GRANT, peer.agent(), remoteAddresses, lengths, notification));
+            grant = Wire.readGrant(ch, refused);
+        } catch (IOException e) {
+            throw cancelled ? e : new StaleConnectionException(e, false); // unanswered: the peer touched nothing
+        }
+        if (grant == null) {
+            throw new TransportException(describe() + " refused by the peer: " + refused);
+        }
+        if (grant.declined() != null) {
+            return false; // this request only (GPU memory on the peer's side): stream it
+        }
+        if (grant.pid() != known.pid()) {
+            Wire.writeCopyOutcome(ch, false); // the peer restarted since the probe: probe again next time
+            expectOk(ch, ": ");
+            sameHost.forget(known);
+            return false;
+        }
+        path = SameHostPeer.CROSS_MEMORY_ATTACH;
+        try {
+            for (int i = 0; i < lengths.length; i++) {
+                CrossMemoryAttach.read((int) grant.pid(), local.get(i).address(), remoteAddresses[i], lengths[i],
+                        () -> cancelled);
+            }
+        } catch (CrossMemoryAttach.CopyException e) {
+            // The kernel refused (permissions changed) or a range is unmapped: report, then stream instead.
+            Wire.writeCopyOutcome(ch, false);
+            expectOk(ch, ": ");
+            if (e.errno() != CrossMemoryAttach.EFAULT) {
+                sameHost.failed(e.getMessage());
+            }
+            path = null;
+            return false;
+        }
+        Wire.writeCopyOutcome(ch, true);
+        expectOk(ch, ": data read, but the notification was refused: ");
+        return true;
+    }
+
+    /** Asks the peer who it is and tries to read its probe token; remembers the outcome for the peer. */
+    private SameHostPeer.State probe(SocketChannel ch, SameHostPeer sameHost) throws IOException {
+        StringBuilder declined = new StringBuilder();
+        SameHostIdentity identity;
+        try {
+            Wire.writeFully(ch, Wire.encodeRequest(Wire.HELLO, peer.agent(), new long[0], new long[0], NO_NOTIFICATION));
+            identity = Wire.readHello(ch, declined);
+        } catch (IOException e) {
+            if (cancelled) {
+                throw e;
+            }
+            // A peer that drops the connection on HELLO does not know it: TCP from now on, on a new connection.
+            sameHost.learned(SameHostPeer.State.tcpOnly("peer does not offer same-host copy (" + e.getMessage() + ")"));
+            throw new StaleConnectionException(e, true);
+        }
+        SameHostPeer.State learned;
+        if (identity == null) {
+            learned = SameHostPeer.State.tcpOnly(declined.toString());
+        } else {
+            String unreadable = SameHostIdentity.self().probe(identity);
+            learned = unreadable == null ? SameHostPeer.State.readable(identity.pid())
+                    : SameHostPeer.State.tcpOnly(unreadable);
+        }
+        sameHost.learned(learned);
+        return learned;
     }
 
     private void expectOk(SocketChannel ch, String context) throws IOException {
@@ -215,8 +318,12 @@ final class EmbeddedTransfer implements TransferHandle {
     private static final class StaleConnectionException extends IOException {
         private static final long serialVersionUID = 1L;
 
-        StaleConnectionException(IOException cause) {
+        /** Worth a retry on a fresh connection even when this one was fresh (the peer dropped it on HELLO). */
+        final boolean retryable;
+
+        StaleConnectionException(IOException cause, boolean retryable) {
             super(cause);
+            this.retryable = retryable;
         }
 
         @Override

@@ -83,6 +83,18 @@ public final class EmbeddedTransport implements Transport {
         return server.localPort();
     }
 
+    /** Why this side neither copies from peers directly nor grants them to (the setting); null when it does. */
+    String sameHostCopyDisabled() {
+        return settings.sameHostCopy() ? null : "same-host copy is turned off by configuration";
+    }
+
+    /** Per peer endpoint: the path its transfers take, and why TCP where they cannot copy directly. */
+    Map<String, String> peerPaths() {
+        Map<String, String> paths = new java.util.TreeMap<>();
+        peers.forEach((endpoint, pool) -> paths.put(endpoint, pool.sameHost().state().describe()));
+        return paths;
+    }
+
     GpuStaging staging() {
         return staging;
     }
@@ -118,7 +130,8 @@ public final class EmbeddedTransport implements Transport {
     void submit(EmbeddedTransfer transfer) {
         EmbeddedMetadata peer = transfer.peer();
         peers.computeIfAbsent(peer.host() + ":" + peer.port(),
-                key -> new PeerPool(settings.maxConnectionsPerPeer(), workers)).submit(transfer);
+                key -> new PeerPool(settings.maxConnectionsPerPeer(), workers, new SameHostPeer(sameHostCopyDisabled())))
+                .submit(transfer);
     }
 
     void dequeue(EmbeddedTransfer transfer) {

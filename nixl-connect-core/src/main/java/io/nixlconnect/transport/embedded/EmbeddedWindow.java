@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Regions one passive operation exposes. The server {@link #enter enters} a window before touching its
  * memory and {@link #exit exits} after; {@link #close()} refuses new entries, aborts the connections
- * inside, and waits until none is left, so the owner may free the memory when it returns.
+ * streaming inside, waits for the peers it granted a direct copy (cross-memory attach: closing their
+ * connection would not stop their copy) to report, and only then returns, so the owner may free the memory.
  */
 final class EmbeddedWindow implements PassiveWindow {
 
@@ -28,7 +29,9 @@ final class EmbeddedWindow implements PassiveWindow {
     private final NotificationKey notification;
     private final CompletableFuture<Void> notified = new CompletableFuture<>();
     private final Set<SocketChannel> inside = new HashSet<>();
+    private int granted;
     private boolean closed;
+    private volatile String path;
 
     EmbeddedWindow(EmbeddedAgent agent, TransferOp access, List<MemoryRegion> regions, NotificationKey notification) {
         this.agent = agent;
@@ -60,17 +63,35 @@ final class EmbeddedWindow implements PassiveWindow {
         return null;
     }
 
-    synchronized boolean enter(SocketChannel channel) {
+    /**
+     * Admits a server thread that streams the memory over {@code channel} ({@code grant} false; a close
+     * aborts it), or that granted the peer a direct copy ({@code grant} true; a close waits for its report).
+     */
+    synchronized boolean enter(SocketChannel channel, boolean grant) {
         if (closed) {
             return false;
         }
-        inside.add(channel);
+        if (grant) {
+            granted++;
+        } else {
+            inside.add(channel);
+        }
+        path = grant ? SameHostPeer.CROSS_MEMORY_ATTACH : SameHostPeer.TCP;
         return true;
     }
 
-    synchronized void exit(SocketChannel channel) {
-        inside.remove(channel);
+    synchronized void exit(SocketChannel channel, boolean grant) {
+        if (grant) {
+            granted--;
+        } else {
+            inside.remove(channel);
+        }
         notifyAll();
+    }
+
+    @Override
+    public String path() {
+        return path;
     }
 
     /** The notification arrived: complete and close (the data has landed, the memory is no longer served). */
@@ -110,10 +131,12 @@ final class EmbeddedWindow implements PassiveWindow {
         synchronized (this) {
             long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
             boolean interrupted = false;
-            while (!inside.isEmpty()) {
+            while (!inside.isEmpty() || granted > 0) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new TransportException("A server thread did not leave a closed window within 30 s");
+                    throw new TransportException(granted > 0
+                            ? "A peer granted a direct copy of a closed window did not report within 30 s"
+                            : "A server thread did not leave a closed window within 30 s");
                 }
                 try {
                     TimeUnit.NANOSECONDS.timedWait(this, left);

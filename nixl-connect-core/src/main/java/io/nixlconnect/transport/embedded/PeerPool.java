@@ -14,14 +14,20 @@ final class PeerPool {
 
     private final int max;
     private final Executor executor;
+    private final SameHostPeer sameHost;
     private final Deque<SocketChannel> idle = new ArrayDeque<>();
     private final Deque<EmbeddedTransfer> waiting = new ArrayDeque<>();
     private int open;
     private boolean closed;
 
-    PeerPool(int max, Executor executor) {
+    PeerPool(int max, Executor executor, SameHostPeer sameHost) {
         this.max = max;
         this.executor = executor;
+        this.sameHost = sameHost;
+    }
+
+    SameHostPeer sameHost() {
+        return sameHost;
     }
 
     void submit(EmbeddedTransfer transfer) {
@@ -44,7 +50,7 @@ final class PeerPool {
         EmbeddedTransfer transfer = first;
         SocketChannel current = channel;
         while (transfer != null) {
-            current = transfer.run(current);
+            current = transfer.run(current, sameHost);
             synchronized (this) {
                 transfer = waiting.poll();
                 if (transfer == null) {

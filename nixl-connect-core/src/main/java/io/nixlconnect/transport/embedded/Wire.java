@@ -19,6 +19,13 @@ import java.nio.charset.StandardCharsets;
  * READ   request → response → (OK) the ranges' bytes in order      ; then the client sends NOTIFY
  * WRITE  request → response → (OK) client sends the ranges' bytes → response (after the notification)
  * NOTIFY request (count 0) → response (OK once delivered to a waiting window)
+ *
+ * Same host (cross-memory attach; the side that owns the destination memory copies, nobody writes into
+ * another process):
+ * HELLO      request (count 0) → OK pid:long bootId:16 tokenAddress:long token:16 | ERROR (declined)
+ * READ_GRANT request (with the notification) → GRANT: OK pid:long, the ranges stay pinned
+ *            | DECLINED messageLen:short message (use READ) | ERROR
+ *            → the client copies, then sends DONE or ABORTED:byte → response (after the notification)
  * </pre>
  */
 final class Wire {
@@ -27,8 +34,14 @@ final class Wire {
     static final byte READ = 1;
     static final byte WRITE = 2;
     static final byte NOTIFY = 3;
+    static final byte HELLO = 4;
+    static final byte READ_GRANT = 5;
     static final byte OK = 0;
     static final byte ERROR = 1;
+    static final byte DECLINED = 2;
+    /** After a grant: the client copied everything (deliver the notification) or gave up (deliver nothing). */
+    static final byte COPY_DONE = 0;
+    static final byte COPY_ABORTED = 1;
 
     static final int MAX_AGENT_NAME = 1024;
     static final int MAX_RANGES = 1 << 20;
@@ -64,7 +77,7 @@ final class Wire {
             throw new ProtocolException("not an embedded-transport request (bad magic)");
         }
         byte type = head.get();
-        if (type != READ && type != WRITE && type != NOTIFY) {
+        if (type < READ || type > READ_GRANT) {
             throw new ProtocolException("unknown request type " + type);
         }
         int nameLength = head.getShort() & 0xFFFF;
@@ -122,6 +135,78 @@ final class Wire {
         byte[] text = new byte[length];
         readExactly(channel, length).get(text);
         return new String(text, StandardCharsets.UTF_8);
+    }
+
+    /** Answers a HELLO with this process's identity. */
+    static void writeHello(SocketChannel channel, SameHostIdentity identity) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(1 + SameHostIdentity.ENCODED_BYTES);
+        buffer.put(OK);
+        identity.encode(buffer);
+        writeFully(channel, buffer.flip());
+    }
+
+    /** Reads a HELLO's answer: the peer's identity, or null when it declined (why goes to {@code declined}). */
+    static SameHostIdentity readHello(SocketChannel channel, StringBuilder declined) throws IOException {
+        String refusal = readResponse(channel);
+        if (refusal != null) {
+            declined.append(refusal);
+            return null;
+        }
+        return SameHostIdentity.decode(readExactly(channel, SameHostIdentity.ENCODED_BYTES));
+    }
+
+    /** Grants a peer the ranges of its READ_GRANT: they stay pinned until it reports. */
+    static void writeGrant(SocketChannel channel, long pid) throws IOException {
+        writeFully(channel, ByteBuffer.allocate(9).put(OK).putLong(pid).flip());
+    }
+
+    /** Declines a READ_GRANT whose ranges can only go over the socket (GPU memory, setting off). */
+    static void writeDeclined(SocketChannel channel, String message) throws IOException {
+        byte[] text = message.getBytes(StandardCharsets.UTF_8);
+        int length = Math.min(text.length, 4096);
+        writeFully(channel, ByteBuffer.allocate(3 + length).put(DECLINED).putShort((short) length).put(text, 0, length)
+                .flip());
+    }
+
+    /** A READ_GRANT's answer: the granting pid, or why the peer declined. */
+    record Grant(long pid, String declined) {
+    }
+
+    /**
+     * Reads a READ_GRANT's answer.
+     *
+     * @return the grant or the decline; an ERROR (a range outside every window) comes back as {@code refused}
+     */
+    static Grant readGrant(SocketChannel channel, StringBuilder refused) throws IOException {
+        byte status = readExactly(channel, 1).get();
+        if (status == OK) {
+            return new Grant(readExactly(channel, 8).getLong(), null);
+        }
+        if (status != ERROR && status != DECLINED) {
+            throw new ProtocolException("bad grant status " + status);
+        }
+        int length = readExactly(channel, 2).getShort() & 0xFFFF;
+        byte[] text = new byte[length];
+        readExactly(channel, length).get(text);
+        String message = new String(text, StandardCharsets.UTF_8);
+        if (status == ERROR) {
+            refused.append(message);
+            return null;
+        }
+        return new Grant(0, message);
+    }
+
+    static void writeCopyOutcome(SocketChannel channel, boolean done) throws IOException {
+        writeFully(channel, ByteBuffer.wrap(new byte[] {done ? COPY_DONE : COPY_ABORTED}));
+    }
+
+    /** Reads the client's report after a grant: true for DONE, false for ABORTED. */
+    static boolean readCopyOutcome(SocketChannel channel) throws IOException {
+        byte outcome = readExactly(channel, 1).get();
+        if (outcome != COPY_DONE && outcome != COPY_ABORTED) {
+            throw new ProtocolException("bad copy outcome " + outcome);
+        }
+        return outcome == COPY_DONE;
     }
 
     /** Streams a region's bytes to the channel: host memory directly, GPU memory through {@code staging}. */

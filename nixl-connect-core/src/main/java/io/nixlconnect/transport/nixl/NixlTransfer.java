@@ -53,6 +53,11 @@ final class NixlTransfer implements TransferHandle {
         return completion;
     }
 
+    @Override
+    public String path() {
+        return "nixl";
+    }
+
     /**
      * Checks the request once (progress thread). Returns true when the transfer has ended, and
      * then has released the request and completed the future.

@@ -23,6 +23,12 @@ final class NixlWindow implements PassiveWindow {
         return waiter.future;
     }
 
+    /** NIXL (UCX) picks the path itself; what this side sees is that the notification came through NIXL. */
+    @Override
+    public String path() {
+        return waiter.future.isDone() && !waiter.future.isCompletedExceptionally() ? "nixl" : null;
+    }
+
     @Override
     public void close() {
         if (!waiter.future.isDone()) {

@@ -1,0 +1,68 @@
+package io.nixlconnect.transport.embedded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.MemoryType;
+import io.nixlconnect.transport.TransferOp;
+import java.nio.channels.SocketChannel;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Closing a window while a peer holds a direct-copy grant, or while a server thread streams from it. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class EmbeddedWindowTest {
+
+    private final EmbeddedTransport transport = EmbeddedTransport.open(new EmbeddedSettings("127.0.0.1", 0, null));
+    private final EmbeddedAgent agent = (EmbeddedAgent) transport.createAgent("window-test");
+
+    @AfterEach
+    void close() {
+        transport.close();
+    }
+
+    private EmbeddedWindow window() {
+        MemoryRegion region = new MemoryRegion(0x10000, 4096, MemoryType.DRAM, 0);
+        agent.registerMemory(region);
+        return (EmbeddedWindow) agent.openWindow(TransferOp.READ, List.of(region), "key".getBytes());
+    }
+
+    @Test
+    void closeWaitsForAGrantedPeerToReportAndNeverCutsItsConnection() throws Exception {
+        EmbeddedWindow window = window();
+        try (SocketChannel channel = SocketChannel.open()) {
+            assertThat(window.enter(channel, true)).isTrue();
+            assertThat(window.path()).isEqualTo(SameHostPeer.CROSS_MEMORY_ATTACH);
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
+            Thread.sleep(300);
+            assertThat(closing).as("close returned while a peer may still be copying").isNotDone();
+            assertThat(channel.isOpen()).as("the granted peer's connection stays up so that it can report").isTrue();
+            assertThat(window.enter(channel, true)).as("no new entry once closing").isFalse();
+            window.exit(channel, true); // the peer reported: its copy is over
+            closing.get(10, TimeUnit.SECONDS);
+        }
+        assertThat(window.notified()).isCompletedExceptionally();
+    }
+
+    @Test
+    void closeAbortsAStreamingConnectionAndWaitsForItsThread() throws Exception {
+        EmbeddedWindow window = window();
+        try (SocketChannel channel = SocketChannel.open()) {
+            assertThat(window.enter(channel, false)).isTrue();
+            assertThat(window.path()).isEqualTo(SameHostPeer.TCP);
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (channel.isOpen() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(channel.isOpen()).as("close cuts the streaming thread's connection").isFalse();
+            assertThat(closing).isNotDone();
+            window.exit(channel, false);
+            closing.get(10, TimeUnit.SECONDS);
+        }
+    }
+}
