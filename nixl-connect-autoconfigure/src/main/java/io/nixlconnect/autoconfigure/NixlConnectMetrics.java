@@ -48,7 +48,8 @@ public class NixlConnectMetrics implements OperationListener, AutoCloseable {
     public void operationFinished(AbstractOperation operation) {
         Tags tags = Tags.of(NixlOperationTags.KIND, NixlOperationTags.kind(operation),
                 NixlOperationTags.ROLE, NixlOperationTags.role(operation),
-                NixlOperationTags.DEVICE, NixlOperationTags.device(operation));
+                NixlOperationTags.DEVICE, NixlOperationTags.device(operation),
+                NixlOperationTags.PATH, NixlOperationTags.path(operation));
         Tags withOutcome = tags.and(NixlOperationTags.OUTCOME, NixlOperationTags.outcome(operation));
         Counter.builder(OPERATIONS)
                 .description("nixl-connect operations ended")

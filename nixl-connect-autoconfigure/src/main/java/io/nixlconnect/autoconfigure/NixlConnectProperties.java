@@ -129,6 +129,12 @@ public class NixlConnectProperties {
         /** Address peers use to reach this worker. Unset means the bind address (or this host's address for a wildcard bind). */
         private String advertisedAddress;
 
+        /**
+         * Whether READs from a peer on this host copy its memory directly (Linux cross-memory attach, where the OS
+         * allows it; probed once per peer) instead of streaming it over TCP. False keeps every transfer on TCP.
+         */
+        private boolean sameHostCopy = true;
+
         public String getBindAddress() {
             return bindAddress;
         }
@@ -151,6 +157,14 @@ public class NixlConnectProperties {
 
         public void setAdvertisedAddress(String advertisedAddress) {
             this.advertisedAddress = advertisedAddress;
+        }
+
+        public boolean isSameHostCopy() {
+            return sameHostCopy;
+        }
+
+        public void setSameHostCopy(boolean sameHostCopy) {
+            this.sameHostCopy = sameHostCopy;
         }
     }
 

@@ -60,6 +60,7 @@ final class NixlConnectorFactory {
                 .bindAddress(embedded.getBindAddress())
                 .port(embedded.getPort())
                 .advertisedAddress(embedded.getAdvertisedAddress())
+                .sameHostCopy(embedded.isSameHostCopy())
                 .operationTimeout(properties.getOperationTimeout())
                 .passiveTimeout(properties.getPassiveTimeout())
                 .maxInFlightOperations(limits.getMaxInFlightOperations())

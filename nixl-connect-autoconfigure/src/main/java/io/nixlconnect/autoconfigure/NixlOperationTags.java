@@ -14,6 +14,7 @@ final class NixlOperationTags {
     static final String DEVICE = "device";
     static final String OUTCOME = "outcome";
     static final String CAUSE = "cause";
+    static final String PATH = "path";
 
     private NixlOperationTags() {
     }
@@ -42,6 +43,15 @@ final class NixlOperationTags {
             case ERRORED -> operation.failure() instanceof TransferTimeoutException ? "timeout" : "errored";
             default -> "running";
         };
+    }
+
+    /**
+     * How the bytes moved: {@code cross-memory-attach} or {@code tcp} (embedded transport), {@code nixl};
+     * {@code none} when no bytes moved.
+     */
+    static String path(AbstractOperation operation) {
+        String path = operation.transferPath();
+        return path == null ? "none" : path;
     }
 
     /** Simple name of the failure's class; {@code none} when there is no failure recorded. */

@@ -61,7 +61,8 @@ class NixlConnectAutoConfigurationTests {
         runner.withPropertyValues("nixl.connect.worker-id=decode-7", "nixl.connect.backend=embedded",
                 "nixl.connect.operation-timeout=2m", "nixl.connect.passive-timeout=45s",
                 "nixl.connect.limits.max-in-flight-operations=7", "nixl.connect.limits.max-metadata-size=2MB",
-                "nixl.connect.embedded.advertised-address=10.1.2.3", "nixl.connect.nixl.backends=UCX,GDS",
+                "nixl.connect.embedded.advertised-address=10.1.2.3", "nixl.connect.embedded.same-host-copy=false",
+                "nixl.connect.nixl.backends=UCX,GDS",
                 "nixl.connect.nixl.backend-parameters.num_threads=4", "nixl.connect.nixl.library-path=/opt/nixl/lib",
                 "nixl.connect.cuda.device-id=3", "nixl.connect.cuda.required=false",
                 "nixl.connect.shutdown.grace-period=1500ms").run(context -> {
@@ -73,6 +74,8 @@ class NixlConnectAutoConfigurationTests {
             assertThat(options.maxInFlightOperations()).isEqualTo(7);
             assertThat(options.maxMetadataSize()).isEqualTo(2 * 1024 * 1024);
             assertThat(options.advertisedAddress()).isEqualTo("10.1.2.3");
+            assertThat(options.sameHostCopy()).isFalse();
+            assertThat(context.getBean(Connector.class).transportDetails()).containsEntry("sameHostCopy", "off");
             assertThat(options.nixlBackends()).containsExactly("UCX", "GDS");
             assertThat(options.nixlBackendParameters()).isEqualTo(Map.of("num_threads", "4"));
             assertThat(options.nixlLibraryPath()).isEqualTo("/opt/nixl/lib");
@@ -92,6 +95,8 @@ class NixlConnectAutoConfigurationTests {
             assertThat(options.backend()).isEqualTo(TransportBackend.AUTO);
             assertThat(options.bindAddress()).isEqualTo("127.0.0.1");
             assertThat(options.port()).isZero();
+            assertThat(options.sameHostCopy()).isTrue();
+            assertThat(properties.getEmbedded().isSameHostCopy()).isEqualTo(ConnectorOptions.builder().build().sameHostCopy());
             assertThat(options.operationTimeout()).isEqualTo(Duration.ofSeconds(30));
             assertThat(options.passiveTimeout()).isNull();
             assertThat(options.maxInFlightOperations()).isEqualTo(4096);

@@ -140,6 +140,10 @@ class NixlConnectObservabilityTests {
             assertThat(registry.get("nixl.operations").tags("kind", "read", "role", "passive", "device", "cpu",
                     "outcome", "complete").counter().count()).isEqualTo(1.0);
             assertThat(registry.get("nixl.operation.duration").tags("outcome", "complete").timer().count()).isEqualTo(1);
+            // The peer here is in this JVM: embedded READs take the direct path where the OS allows it.
+            assertThat(published.transferPath()).isIn("cross-memory-attach", "tcp");
+            assertThat(registry.get("nixl.operations").tags("path", published.transferPath()).counter().count())
+                    .isEqualTo(1.0);
             assertThat(registry.find("nixl.errors").counters()).isEmpty();
             assertThat(registry.get("nixl.operations.active").gauge().value()).isZero();
             assertThat(registry.get("nixl.memory.registered").gauge().value()).isZero();
@@ -201,6 +205,7 @@ class NixlConnectObservabilityTests {
             readFromPeer(published);
             transfers.await(published);
             transfers.publish(new byte[16]).close();
+            assertThat(published.transferPath()).isNotNull();
 
             TestObservationRegistryAssert.assertThat(observations)
                     .hasNumberOfObservationsWithNameEqualTo("nixl.transfer", 2)
@@ -210,6 +215,9 @@ class NixlConnectObservabilityTests {
                     .hasHandledContextsThatSatisfy(contexts -> assertThat(contexts)
                             .extracting(c -> c.getLowCardinalityKeyValue("outcome").getValue())
                             .containsExactly("complete", "cancelled"))
+                    .hasHandledContextsThatSatisfy(contexts -> assertThat(contexts)
+                            .extracting(c -> c.getLowCardinalityKeyValue("path").getValue())
+                            .containsExactly(published.transferPath(), "none"))
                     .hasObservationWithNameEqualTo("nixl.transfer").that().hasBeenStarted().hasBeenStopped();
         });
     }
