@@ -11,6 +11,12 @@ import io.nixlconnect.TransportBackend;
 final class BenchmarkOptions {
 
     static final String LIBRARY_PATH_PROPERTY = "nixl.library.path";
+    /** {@code -Dbench.sameHostCopy=false}: the embedded transport stays on TCP (both JVMs). */
+    static final String SAME_HOST_COPY_PROPERTY = "bench.sameHostCopy";
+
+    static boolean sameHostCopy() {
+        return Boolean.parseBoolean(System.getProperty(SAME_HOST_COPY_PROPERTY, "true"));
+    }
 
     private BenchmarkOptions() {
     }
@@ -25,7 +31,8 @@ final class BenchmarkOptions {
     }
 
     static ConnectorOptions.Builder connector(String workerId, TransportBackend backend) {
-        ConnectorOptions.Builder builder = ConnectorOptions.builder().workerId(workerId).backend(backend);
+        ConnectorOptions.Builder builder = ConnectorOptions.builder().workerId(workerId).backend(backend)
+                .sameHostCopy(sameHostCopy());
         if (backend == TransportBackend.NIXL) {
             builder.nixlLibraryPath(nixlLibraryDir());
         }

@@ -3,6 +3,7 @@ package io.nixlconnect.benchmarks;
 import io.nixlconnect.Connector;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.RdmaMetadata;
+import io.nixlconnect.ReadOperation;
 import io.nixlconnect.TransportBackend;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -21,7 +22,9 @@ import java.util.concurrent.TimeUnit;
  * the latency of one complete small operation (peer creates the readable → metadata JSON → this side
  * parses it and begins the read → both sides complete).
  *
- * <p>Usage: {@code TransferBenchmark [EMBEDDED|NIXL] [maxSizeBytes]}.
+ * <p>Usage: {@code TransferBenchmark [EMBEDDED|NIXL] [maxSizeBytes]}; {@code -Dbench.sameHostCopy=false} keeps the
+ * embedded transport on TCP. Per size it also prints the bytes moved per CPU-second of both JVMs together
+ * (process CPU time, user + system, over the measured iterations), and which path the reads took.
  */
 public final class TransferBenchmark {
 
@@ -36,8 +39,11 @@ public final class TransferBenchmark {
 
     private final BufferedReader fromPeer;
     private final PrintStream toPeer;
+    private final ProcessHandle peer;
+    private String path;
 
     private TransferBenchmark(Process peer) {
+        this.peer = peer.toHandle();
         this.fromPeer = new BufferedReader(new InputStreamReader(peer.getInputStream(), StandardCharsets.UTF_8));
         this.toPeer = new PrintStream(peer.getOutputStream(), true, StandardCharsets.UTF_8);
     }
@@ -48,6 +54,7 @@ public final class TransferBenchmark {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path")));
         command.add("-Dbench.hugepages=" + BenchmarkBuffer.hugePagesRequested());
+        command.add("-D" + BenchmarkOptions.SAME_HOST_COPY_PROPERTY + "=" + BenchmarkOptions.sameHostCopy());
         if (BenchmarkOptions.nixlLibraryDir() != null) {
             command.add("-D" + BenchmarkOptions.LIBRARY_PATH_PROPERTY + "=" + BenchmarkOptions.nixlLibraryDir());
         }
@@ -57,12 +64,14 @@ public final class TransferBenchmark {
         try (Connector connector = new Connector(BenchmarkOptions.connector("bench-reader", backend).build())) {
             TransferBenchmark bench = new TransferBenchmark(peer);
             System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName()
-                    + "; buffers with huge-page advice: " + BenchmarkBuffer.hugePagesRequested());
+                    + "; buffers with huge-page advice: " + BenchmarkBuffer.hugePagesRequested() + "; same-host copy allowed: "
+                    + BenchmarkOptions.sameHostCopy());
             // Latency first, straight after the warm-up: once the bandwidth sizes have run, HotSpot has
             // deoptimized parts of the small-operation path (new type and branch profiles) and a few hundred
             // operations do not bring it back to steady state.
             bench.latency(connector, 4096, WARMUP_OPERATIONS, 3000);
-            System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s%n", "size", "iters", "median GB/s", "best GB/s");
+            System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s %14s  %s%n", "size", "iters", "median GB/s", "best GB/s",
+                    "GB/CPU-second", "path");
             for (long size : SIZES) {
                 if (size > maxSize) {
                     break;
@@ -96,23 +105,31 @@ public final class TransferBenchmark {
         int iterations = (int) Math.max(20, Math.min(2000, (4L << 30) / size));
         int warmup = Math.max(2, iterations / 10);
         double[] gbps = new double[iterations];
+        long cpu;
         try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0)) {
             Descriptor target = buffer.descriptor();
             target.registerMemory(connector);
+            long cpuAtStart = 0;
             for (int i = -warmup; i < iterations; i++) {
+                if (i == 0) {
+                    cpuAtStart = cpuNanos();
+                }
                 RdmaMetadata metadata = publish();
                 long start = System.nanoTime();
-                connector.beginRead(metadata, target).waitForCompletion();
+                ReadOperation read = connector.beginRead(metadata, target);
+                read.waitForCompletion();
                 long elapsed = System.nanoTime() - start;
                 expect("DONE");
+                path = read.transferPath();
                 if (i >= 0) {
                     gbps[i] = size / (double) elapsed; // bytes per ns = GB/s
                 }
             }
+            cpu = cpuNanos() - cpuAtStart;
         }
         Arrays.sort(gbps);
-        System.out.printf(Locale.ROOT, "%-10s %6d %12.2f %12.2f%n", human(size), iterations, gbps[iterations / 2],
-                gbps[iterations - 1]);
+        System.out.printf(Locale.ROOT, "%-10s %6d %12.2f %12.2f %14.2f  %s%n", human(size), iterations, gbps[iterations / 2],
+                gbps[iterations - 1], size * (double) iterations / cpu, path);
     }
 
     private void latency(Connector connector, long size, int warmup, int iterations) throws IOException {
@@ -127,9 +144,11 @@ public final class TransferBenchmark {
                 long start = System.nanoTime();
                 RdmaMetadata metadata = publish();
                 long readStart = System.nanoTime();
-                connector.beginRead(metadata, target).waitForCompletion();
+                ReadOperation read = connector.beginRead(metadata, target);
+                read.waitForCompletion();
                 long readEnd = System.nanoTime();
                 expect("DONE");
+                path = read.transferPath();
                 if (i >= 0) {
                     nanos[i] = System.nanoTime() - start;
                     readNanos[i] = readEnd - readStart;
@@ -140,12 +159,24 @@ public final class TransferBenchmark {
         Arrays.sort(readNanos);
         // The part comparable with one NIXL request (create + post + wait): beginRead to completion.
         System.out.printf(Locale.ROOT,
-                "latency of one %s ReadOperation (beginRead to completion): p50 %.1f us, p99 %.1f us (%d iterations)%n",
-                human(size), readNanos[iterations / 2] / 1e3, readNanos[(int) (iterations * 0.99)] / 1e3, iterations);
+                "latency of one %s ReadOperation (beginRead to completion): p50 %.1f us, p99 %.1f us (%d iterations, %s)%n",
+                human(size), readNanos[iterations / 2] / 1e3, readNanos[(int) (iterations * 0.99)] / 1e3, iterations, path);
         System.out.printf(Locale.ROOT,
                 "latency of a complete %s operation across processes (create, metadata JSON, read, both complete): "
                         + "p50 %.1f us, p99 %.1f us (%d iterations)%n",
                 human(size), nanos[iterations / 2] / 1e3, nanos[(int) (iterations * 0.99)] / 1e3, iterations);
+    }
+
+    /**
+     * CPU time (user + system) of both JVMs so far, in ns. The peer's is read from /proc through ProcessHandle,
+     * at the kernel's tick resolution (10 ms): fine over the hundreds of milliseconds a size runs.
+     */
+    private long cpuNanos() {
+        long own = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
+        long peerCpu = peer.info().totalCpuDuration().map(java.time.Duration::toNanos).orElseThrow(
+                () -> new IllegalStateException("cannot read the peer's CPU time (ProcessHandle.Info)"));
+        return own + peerCpu;
     }
 
     private static String human(long size) {
