@@ -1,7 +1,10 @@
 package io.nixlconnect;
 
-import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Base64;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
 import java.util.zip.Inflater;
@@ -9,32 +12,75 @@ import java.util.zip.Inflater;
 /**
  * The {@code nixl_metadata} envelope: {@code "b64:"} + base64(zlib level 6) as Python Dynamo writes,
  * and the legacy form, plain hex of the zlib bytes. Decompression is bounded.
+ *
+ * <p>Every small operation's metadata goes through here (once or twice), so the zlib state and the work
+ * buffers are pooled: a fresh {@link Inflater} and its 16 KiB output chunk were most of the ~50 KB of heap a
+ * complete 4 KiB operation allocated. What remains per call is the result (and the base64 text or bytes).
  */
 final class NixlMetadataCodec {
 
     private static final String PREFIX = "b64:";
     private static final String FIELD = "nixl_metadata";
+    /** Work buffer per pooled codec; longer outputs grow a copy of it for that call only. */
+    private static final int BUFFER_BYTES = 16 * 1024;
+    /** Codecs kept for reuse; beyond that many at once, extra ones are created and ended per call. */
+    private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+    private static final ArrayBlockingQueue<Zlib> POOL = new ArrayBlockingQueue<>(POOL_SIZE);
 
     private NixlMetadataCodec() {
+    }
+
+    /** One Deflater (level 6, as zlib's default and Python's) and Inflater with a work buffer; one user at a time. */
+    private static final class Zlib {
+        final Deflater deflater = new Deflater(6);
+        final Inflater inflater = new Inflater();
+        byte[] buffer = new byte[BUFFER_BYTES];
+
+        void end() {
+            deflater.end();
+            inflater.end();
+        }
+    }
+
+    private static Zlib take() {
+        Zlib zlib = POOL.poll();
+        return zlib != null ? zlib : new Zlib();
+    }
+
+    private static void give(Zlib zlib) {
+        zlib.deflater.reset();
+        zlib.inflater.reset();
+        if (zlib.buffer.length != BUFFER_BYTES) {
+            zlib.buffer = new byte[BUFFER_BYTES]; // do not keep a grown buffer around
+        }
+        if (!POOL.offer(zlib)) {
+            zlib.end();
+        }
     }
 
     static String encode(byte[] agentMetadata) {
         if (agentMetadata == null || agentMetadata.length == 0) {
             throw new IllegalArgumentException("agent metadata must not be empty");
         }
-        Deflater deflater = new Deflater(6);
+        Zlib zlib = take();
         try {
+            Deflater deflater = zlib.deflater;
             deflater.setInput(agentMetadata);
             deflater.finish();
-            ByteArrayOutputStream out = new ByteArrayOutputStream(agentMetadata.length / 2 + 64);
-            byte[] chunk = new byte[8192];
+            int length = 0;
             while (!deflater.finished()) {
-                int n = deflater.deflate(chunk);
-                out.write(chunk, 0, n);
+                if (length == zlib.buffer.length) {
+                    zlib.buffer = Arrays.copyOf(zlib.buffer, zlib.buffer.length * 2);
+                }
+                length += deflater.deflate(zlib.buffer, length, zlib.buffer.length - length);
             }
-            return PREFIX + Base64.getEncoder().encodeToString(out.toByteArray());
+            byte[] encoded = Base64.getEncoder().encode(ByteBuffer.wrap(zlib.buffer, 0, length)).array();
+            byte[] text = new byte[PREFIX.length() + encoded.length];
+            PREFIX.getBytes(0, PREFIX.length(), text, 0); // ASCII
+            System.arraycopy(encoded, 0, text, PREFIX.length(), encoded.length);
+            return new String(text, StandardCharsets.ISO_8859_1);
         } finally {
-            deflater.end();
+            give(zlib);
         }
     }
 
@@ -58,7 +104,6 @@ final class NixlMetadataCodec {
         }
         return inflate(compressed, maxBytes);
     }
-
     private static byte[] hexDecode(String hex) {
         if (hex.length() % 2 != 0) {
             throw new InvalidMetadataException(FIELD,
@@ -83,30 +128,39 @@ final class NixlMetadataCodec {
     }
 
     private static byte[] inflate(byte[] compressed, int maxBytes) {
-        Inflater inflater = new Inflater();
+        Zlib zlib = take();
         try {
+            Inflater inflater = zlib.inflater;
             inflater.setInput(compressed);
-            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(maxBytes, compressed.length * 4 + 64));
-            byte[] chunk = new byte[16384];
+            int length = 0;
             while (!inflater.finished()) {
-                int n = inflater.inflate(chunk);
+                if (length == zlib.buffer.length) {
+                    if (length >= maxBytes) {
+                        throw tooLarge(maxBytes);
+                    }
+                    zlib.buffer = Arrays.copyOf(zlib.buffer, (int) Math.min((long) maxBytes + 1, 2L * length));
+                }
+                int n = inflater.inflate(zlib.buffer, length, zlib.buffer.length - length);
                 if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
                     throw new InvalidMetadataException(FIELD, "is not a complete zlib stream (truncated)");
                 }
-                if (out.size() + (long) n > maxBytes) {
-                    throw new InvalidMetadataException(FIELD,
-                            "inflates to more than " + maxBytes + " bytes; refused (zlib bomb?)");
+                length += n;
+                if (length > maxBytes) {
+                    throw tooLarge(maxBytes);
                 }
-                out.write(chunk, 0, n);
             }
-            if (out.size() == 0) {
+            if (length == 0) {
                 throw new InvalidMetadataException(FIELD, "inflates to no bytes");
             }
-            return out.toByteArray();
+            return Arrays.copyOf(zlib.buffer, length);
         } catch (DataFormatException e) {
             throw new InvalidMetadataException(FIELD, "is not zlib-compressed data: " + e.getMessage(), e);
         } finally {
-            inflater.end();
+            give(zlib);
         }
+    }
+
+    private static InvalidMetadataException tooLarge(int maxBytes) {
+        return new InvalidMetadataException(FIELD, "inflates to more than " + maxBytes + " bytes; refused (zlib bomb?)");
     }
 }

@@ -108,7 +108,9 @@ final class EmbeddedWindow implements PassiveWindow {
     @Override
     public void close() {
         shut();
-        notified.completeExceptionally(new TransportException("window closed before its notification arrived"));
+        if (!notified.isDone()) { // the usual close follows delivery: no exception (and stack trace) for nothing
+            notified.completeExceptionally(new TransportException("window closed before its notification arrived"));
+        }
     }
 
     private void shut() {
