@@ -147,6 +147,10 @@ public final class RdmaMetadata {
         if (json == null) {
             throw new InvalidMetadataException("(document)", "is null");
         }
+        RdmaMetadata compact = CompactJson.read(json); // null outside its compact subset: Jackson reads it
+        if (compact != null) {
+            return compact;
+        }
         Object tree;
         try {
             tree = Json.MAPPER.readValue(json, Object.class);
@@ -163,6 +167,10 @@ public final class RdmaMetadata {
 
     /** The compact JSON Python Dynamo writes, fields in its order. */
     public String toJson() {
+        String compact = CompactJson.write(descriptors, nixlMetadata, notificationKey, operationKind.value());
+        if (compact != null) {
+            return compact;
+        }
         Map<String, Object> map = new LinkedHashMap<>();
         List<Map<String, Object>> items = new ArrayList<>(descriptors.size());
         for (SerializedDescriptor descriptor : descriptors) {
