@@ -159,6 +159,9 @@ class SameHostCopyTest {
                 ReadOperation read = reader.beginRead(readable.metadata(), target);
                 java.util.concurrent.locks.LockSupport.parkNanos(random.nextLong(3_000_000));
                 readable.close(); // returns only once no peer copies from the buffer any more
+                // A delivery racing the close may still be releasing the buffer on the server thread: its end
+                // (completion) comes after the release.
+                readable.completion().handle((ok, error) -> null).get(30, TimeUnit.SECONDS);
                 source.close(); // so that freeing it here is safe
                 try {
                     read.waitForCompletion(WAIT);
