@@ -7,6 +7,8 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
  * An embedded agent's metadata: what a peer needs to reach it (agent name, host, port). The connector
@@ -31,9 +33,55 @@ record EmbeddedMetadata(String agent, String host, int port) {
         return bytes.toByteArray();
     }
 
+    /**
+     * The common case — version 1, ASCII names, nothing after the port — read straight from the array (every
+     * active operation loads its peer, so the streams and buffers of the general reader added up); null for
+     * anything else, which the general reader then reads or refuses with its own message.
+     */
+    private static EmbeddedMetadata decodeAscii(byte[] metadata) {
+        ByteBuffer in = ByteBuffer.wrap(metadata);
+        if (in.remaining() < 5 + 2 || in.getInt() != MAGIC || in.get() != VERSION) {
+            return null;
+        }
+        String agent = ascii(in);
+        String host = agent == null ? null : ascii(in);
+        if (host == null || in.remaining() != 4) {
+            return null;
+        }
+        int port = in.getInt();
+        if (agent.isEmpty() || host.isEmpty() || port <= 0 || port > 65535) {
+            return null;
+        }
+        return new EmbeddedMetadata(agent, host, port);
+    }
+
+    /** A {@code writeUTF} string if it is ASCII (where modified UTF-8 is plain ASCII); null otherwise. */
+    private static String ascii(ByteBuffer in) {
+        if (in.remaining() < 2) {
+            return null;
+        }
+        int length = in.getShort() & 0xFFFF;
+        if (in.remaining() < length) {
+            return null;
+        }
+        int start = in.position();
+        for (int i = 0; i < length; i++) {
+            byte b = in.get(start + i);
+            if (b <= 0) { // NUL is two bytes in modified UTF-8, non-ASCII is negative
+                return null;
+            }
+        }
+        in.position(start + length);
+        return new String(in.array(), start, length, StandardCharsets.US_ASCII);
+    }
+
     static EmbeddedMetadata decode(byte[] metadata) {
         if (metadata == null || metadata.length < 5) {
             throw new TransportException("Peer agent metadata is too short to be embedded-transport metadata");
+        }
+        EmbeddedMetadata ascii = decodeAscii(metadata);
+        if (ascii != null) {
+            return ascii;
         }
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(metadata))) {
             if (in.readInt() != MAGIC) {
