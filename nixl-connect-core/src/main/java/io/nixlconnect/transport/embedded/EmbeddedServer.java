@@ -108,10 +108,10 @@ final class EmbeddedServer {
             case Wire.NOTIFY -> deliver(channel, agent, request.notification(), " (completed, closed or never created)");
             // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
             case Wire.READ -> moveRanges(channel, agent, request, TransferOp.READ);
-            case Wire.HELLO -> {
+            case Wire.IDENTIFY -> {
                 String disabled = transport.sameHostCopyDisabled();
                 if (disabled != null) {
-                    Wire.writeError(channel, "same-host copy declined: " + disabled);
+                    Wire.writeDeclined(channel, "same-host copy declined: " + disabled);
                 } else {
                     Wire.writeHello(channel, SameHostIdentity.self());
                 }

@@ -233,13 +233,14 @@ final class EmbeddedTransfer implements TransferHandle {
         StringBuilder declined = new StringBuilder();
         SameHostIdentity identity;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.HELLO, peer.agent(), new long[0], new long[0], NO_NOTIFICATION));
+            Wire.writeFully(ch, Wire.encodeRequest(Wire.IDENTIFY, peer.agent(), new long[0], new long[0], NO_NOTIFICATION));
             identity = Wire.readHello(ch, declined);
         } catch (IOException e) {
             if (cancelled) {
                 throw e;
             }
-            // A peer that drops the connection on HELLO does not know it: TCP from now on, on a new connection.
+            // A peer that refuses IDENTIFY (or drops the connection on it) does not offer it here: TCP from now on,
+            // on a new connection.
             sameHost.learned(SameHostPeer.State.tcpOnly("peer does not offer same-host copy (" + e.getMessage() + ")"));
             throw new StaleConnectionException(e, true);
         }
@@ -318,7 +319,7 @@ final class EmbeddedTransfer implements TransferHandle {
     private static final class StaleConnectionException extends IOException {
         private static final long serialVersionUID = 1L;
 
-        /** Worth a retry on a fresh connection even when this one was fresh (the peer dropped it on HELLO). */
+        /** Worth a retry on a fresh connection even when this one was fresh (the peer dropped it on IDENTIFY). */
         final boolean retryable;
 
         StaleConnectionException(IOException cause, boolean retryable) {

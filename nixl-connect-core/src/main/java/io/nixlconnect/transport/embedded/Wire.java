@@ -22,7 +22,8 @@ import java.nio.charset.StandardCharsets;
  *
  * Same host (cross-memory attach; the side that owns the destination memory copies, nobody writes into
  * another process):
- * HELLO      request (count 0) → OK pid:long bootId:16 tokenAddress:long token:16 | ERROR (declined)
+ * IDENTIFY   request (count 0) → OK pid:long bootId:16 tokenAddress:long token:16
+ *            | DECLINED messageLen:short message (setting off) | ERROR
  * READ_GRANT request (with the notification) → GRANT: OK pid:long, the ranges stay pinned
  *            | DECLINED messageLen:short message (use READ) | ERROR
  *            → the client copies, then sends DONE or ABORTED:byte → response (after the notification)
@@ -34,7 +35,7 @@ final class Wire {
     static final byte READ = 1;
     static final byte WRITE = 2;
     static final byte NOTIFY = 3;
-    static final byte HELLO = 4;
+    static final byte IDENTIFY = 4;
     static final byte READ_GRANT = 5;
     static final byte OK = 0;
     static final byte ERROR = 1;
@@ -137,7 +138,7 @@ final class Wire {
         return new String(text, StandardCharsets.UTF_8);
     }
 
-    /** Answers a HELLO with this process's identity. */
+    /** Answers an IDENTIFY with this process's identity. */
     static void writeHello(SocketChannel channel, SameHostIdentity identity) throws IOException {
         ByteBuffer buffer = ByteBuffer.allocate(1 + SameHostIdentity.ENCODED_BYTES);
         buffer.put(OK);
@@ -145,14 +146,28 @@ final class Wire {
         writeFully(channel, buffer.flip());
     }
 
-    /** Reads a HELLO's answer: the peer's identity, or null when it declined (why goes to {@code declined}). */
+    /**
+     * Reads an IDENTIFY's answer: the peer's identity, or null when it declined (why goes to {@code declined}).
+     *
+     * @throws IOException for an ERROR answer (the peer does not know the request, or refuses it)
+     */
     static SameHostIdentity readHello(SocketChannel channel, StringBuilder declined) throws IOException {
-        String refusal = readResponse(channel);
-        if (refusal != null) {
-            declined.append(refusal);
-            return null;
+        byte status = readExactly(channel, 1).get();
+        if (status == OK) {
+            return SameHostIdentity.decode(readExactly(channel, SameHostIdentity.ENCODED_BYTES));
         }
-        return SameHostIdentity.decode(readExactly(channel, SameHostIdentity.ENCODED_BYTES));
+        if (status != ERROR && status != DECLINED) {
+            throw new ProtocolException("bad response status " + status);
+        }
+        int length = readExactly(channel, 2).getShort() & 0xFFFF;
+        byte[] text = new byte[length];
+        readExactly(channel, length).get(text);
+        String message = new String(text, StandardCharsets.UTF_8);
+        if (status == ERROR) {
+            throw new IOException("the peer refused IDENTIFY: " + message);
+        }
+        declined.append(message);
+        return null;
     }
 
     /** Grants a peer the ranges of its READ_GRANT: they stay pinned until it reports. */
