@@ -46,9 +46,10 @@ public final class PeerProcess {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         List<Descriptor> owned = new ArrayList<>();
         // -Dpeer.bind=ADDRESS puts the server on another interface (the two-host test's network namespace);
-        // -Dpeer.sameHostCopy=false makes the peer decline direct copies (always TCP).
+        // -Dpeer.sameHostCopy=false makes the peer decline direct copies (always TCP); -Dpeer.port fixes its port.
         try (Connector connector = new Connector(ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid())
                 .backend(TransportBackend.EMBEDDED).bindAddress(System.getProperty("peer.bind", "127.0.0.1"))
+                .port(Integer.getInteger("peer.port", 0))
                 .sameHostCopy(Boolean.parseBoolean(System.getProperty("peer.sameHostCopy", "true"))).build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY " + connector.name());

@@ -122,6 +122,27 @@ class SameHostCopyTest {
     }
 
     @Test
+    void aPeerRestartedOnTheSamePortIsProbedAgain() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        startPeer(List.of(), "-Dpeer.port=" + port);
+        Connector connector = connector(true);
+        readAndCheck(connector, 4096);
+        assumeTheOsAllowsDirectCopies(connector);
+        long firstPid = peer.process().pid();
+        assertThat(peerPath(connector)).startsWith(DIRECT + " (pid " + firstPid + ")");
+        peer.close();
+        startPeer(List.of(), "-Dpeer.port=" + port);
+        // The pooled connection is dead and the pid changed: this READ must still arrive, byte-exact ...
+        assertThat(readAndCheck(connector, 1 << 20)).isIn(DIRECT, "tcp");
+        // ... and the next one copies directly from the new process.
+        assertThat(readAndCheck(connector, 1 << 20)).isEqualTo(DIRECT);
+        assertThat(peerPath(connector)).startsWith(DIRECT + " (pid " + peer.process().pid() + ")");
+    }
+
+    @Test
     void aPeerThatDeclinesIsReadOverTcp() throws Exception {
         startPeer(List.of(), "-Dpeer.sameHostCopy=false");
         Connector connector = connector(true);

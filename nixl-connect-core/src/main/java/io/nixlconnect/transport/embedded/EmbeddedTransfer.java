@@ -104,7 +104,7 @@ final class EmbeddedTransfer implements TransferHandle {
                     }
                 }
                 try {
-                    if (!readDirectly(current, sameHost)) {
+                    if (!readDirectly(current, reused, sameHost)) {
                         execute(current);
                     }
                     end(TransferState.DONE, null);
@@ -171,7 +171,7 @@ final class EmbeddedTransfer implements TransferHandle {
      *
      * @return whether the transfer is done
      */
-    private boolean readDirectly(SocketChannel ch, SameHostPeer sameHost) throws IOException {
+    private boolean readDirectly(SocketChannel ch, boolean reused, SameHostPeer sameHost) throws IOException {
         if (op != TransferOp.READ) {
             return false;
         }
@@ -182,7 +182,7 @@ final class EmbeddedTransfer implements TransferHandle {
         }
         SameHostPeer.State known = sameHost.state();
         if (!known.probed()) {
-            known = probe(ch, sameHost);
+            known = probe(ch, reused, sameHost);
         }
         if (!known.crossMemoryAttach()) {
             return false;
@@ -229,7 +229,7 @@ final class EmbeddedTransfer implements TransferHandle {
     }
 
     /** Asks the peer who it is and tries to read its probe token; remembers the outcome for the peer. */
-    private SameHostPeer.State probe(SocketChannel ch, SameHostPeer sameHost) throws IOException {
+    private SameHostPeer.State probe(SocketChannel ch, boolean reused, SameHostPeer sameHost) throws IOException {
         StringBuilder declined = new StringBuilder();
         SameHostIdentity identity;
         try {
@@ -238,6 +238,9 @@ final class EmbeddedTransfer implements TransferHandle {
         } catch (IOException e) {
             if (cancelled) {
                 throw e;
+            }
+            if (reused && !(e instanceof Wire.RefusedException)) {
+                throw new StaleConnectionException(e, false); // a pooled connection gone stale: learn nothing yet
             }
             // A peer that refuses IDENTIFY (or drops the connection on it) does not offer it here: TCP from now on,
             // on a new connection.

@@ -164,7 +164,7 @@ final class Wire {
         readExactly(channel, length).get(text);
         String message = new String(text, StandardCharsets.UTF_8);
         if (status == ERROR) {
-            throw new IOException("the peer refused IDENTIFY: " + message);
+            throw new RefusedException("the peer refused IDENTIFY: " + message);
         }
         declined.append(message);
         return null;
@@ -294,6 +294,15 @@ final class Wire {
             }
         }
         return true;
+    }
+
+    /** The peer answered a request with an ERROR it does not expect to be retried. */
+    static final class RefusedException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        RefusedException(String message) {
+            super(message);
+        }
     }
 
     /** The peer broke the protocol; the connection is dropped. */
