@@ -13,7 +13,8 @@ import re
 import statistics
 import sys
 
-SIZE_ROW = re.compile(r"^(\d+ (?:KiB|MiB|GiB))\s+\d+\s+([\d.]+)\s+([\d.]+)$")
+# size, iterations, median, best; the Java harness adds GB per CPU-second and the path the reads took.
+SIZE_ROW = re.compile(r"^(\d+ (?:KiB|MiB|GiB))\s+\d+\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+\s+\S+)?$")
 JAVA_LATENCY = re.compile(r"latency of one 4 KiB ReadOperation .*: p50 ([\d.]+) us")
 DIRECT_LATENCY = re.compile(r"latency of one 4 KiB READ .*NIXL direct\): p50 ([\d.]+) us")
 
