@@ -1,4 +1,4 @@
-package io.nixlconnect.autoconfigure;
+package io.nixlconnect.autoconfigure.observation;
 
 import io.nixlconnect.AbstractOperation;
 import io.nixlconnect.ActiveOperation;
@@ -6,14 +6,8 @@ import io.nixlconnect.OperationKind;
 import io.nixlconnect.OperationStatus;
 import io.nixlconnect.TransferTimeoutException;
 
-/** The tag values metrics and observations share, so both describe an operation the same way. */
+/** Tag values of an operation, shared by the observation convention and the bytes counter. */
 final class NixlOperationTags {
-
-    static final String KIND = "kind";
-    static final String ROLE = "role";
-    static final String DEVICE = "device";
-    static final String OUTCOME = "outcome";
-    static final String CAUSE = "cause";
 
     private NixlOperationTags() {
     }
@@ -33,20 +27,20 @@ final class NixlOperationTags {
         return operation.deviceKind().toString();
     }
 
-    /** {@code complete}, {@code cancelled}, {@code timeout} (errored by a timeout) or {@code errored}; {@code running} before the end. */
-    static String outcome(AbstractOperation operation) {
+    /** Whether the operation has reached a terminal status (and so has an outcome). */
+    static boolean ended(AbstractOperation operation) {
         OperationStatus status = operation.status();
-        return switch (status) {
+        return status == OperationStatus.COMPLETE || status == OperationStatus.CANCELLED
+                || status == OperationStatus.ERRORED;
+    }
+
+    /** {@code complete}, {@code cancelled}, {@code timeout} (errored by a timeout) or {@code errored}. */
+    static String outcome(AbstractOperation operation) {
+        return switch (operation.status()) {
             case COMPLETE -> "complete";
             case CANCELLED -> "cancelled";
             case ERRORED -> operation.failure() instanceof TransferTimeoutException ? "timeout" : "errored";
             default -> "running";
         };
-    }
-
-    /** Simple name of the failure's class; {@code none} when there is no failure recorded. */
-    static String cause(AbstractOperation operation) {
-        Throwable failure = operation.failure();
-        return failure == null ? "none" : failure.getClass().getSimpleName();
     }
 }
