@@ -2,7 +2,7 @@ package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.Connector;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
@@ -12,7 +12,7 @@ import org.springframework.context.annotation.Bean;
 /** The {@code nixl} health indicator, when Boot's health module is present ({@code management.health.nixl.enabled}). */
 @AutoConfiguration(after = NixlConnectAutoConfiguration.class)
 @ConditionalOnClass({Connector.class, HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
-@ConditionalOnBean(Connector.class)
+@ConditionalOnSingleCandidate(Connector.class)
 @ConditionalOnEnabledHealthIndicator("nixl")
 public final class NixlConnectHealthAutoConfiguration {
 

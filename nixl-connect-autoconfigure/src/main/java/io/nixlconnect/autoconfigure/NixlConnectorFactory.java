@@ -5,6 +5,7 @@ import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.TransportBackend;
 import io.nixlconnect.cuda.CudaAvailability;
 import io.nixlconnect.cuda.CudaUnavailableException;
+import java.util.List;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,8 +39,11 @@ final class NixlConnectorFactory {
         }
     }
 
-    static Connector create(NixlConnectProperties properties, String applicationName) {
-        ConnectorOptions options = options(properties, applicationName);
+    static Connector create(NixlConnectProperties properties, String applicationName,
+            List<ConnectorOptionsCustomizer> customizers) {
+        ConnectorOptions.Builder builder = options(properties, applicationName).toBuilder();
+        customizers.forEach(customizer -> customizer.customize(builder));
+        ConnectorOptions options = builder.build();
         checkCuda(properties.getCuda());
         try {
             return new Connector(options);
