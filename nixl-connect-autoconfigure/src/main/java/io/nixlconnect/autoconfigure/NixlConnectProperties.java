@@ -1,5 +1,6 @@
 package io.nixlconnect.autoconfigure;
 
+import io.nixlconnect.RdmaMetadata;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -7,14 +8,22 @@ import java.util.List;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
  * Settings of the auto-configured {@link io.nixlconnect.Connector}, bound from {@code nixl.connect.*}.
- * Checked by {@link NixlConnectPropertiesValidator} before the connector is built; a wrong value stops
- * start-up with a report naming the property and how to fix it.
+ * Validates itself as it is bound (Boot applies a {@link Validator} that is the properties object itself), so a
+ * wrong value stops start-up with Boot's report: the property, its value, its origin (file and line) and what
+ * to set instead, for every broken rule at once, with or without Bean Validation on the class path.
  */
 @ConfigurationProperties("nixl.connect")
-public class NixlConnectProperties {
+public class NixlConnectProperties implements Validator {
+
+    /** The agent name is the worker id plus a short suffix, and the transports cap it at 1024 bytes. */
+    static final int MAX_WORKER_ID_LENGTH = 1000;
+    static final DataSize MIN_METADATA_SIZE = DataSize.ofKilobytes(1);
+    static final DataSize MAX_METADATA_SIZE = DataSize.ofBytes(RdmaMetadata.MAX_NIXL_METADATA_BYTES);
 
     /** Whether to auto-configure a nixl-connect Connector and its integrations (health, metrics, observations). */
     private boolean enabled = true;
@@ -34,8 +43,12 @@ public class NixlConnectProperties {
     /** Longest an active operation (read or write) may take before it ends with an error. */
     private Duration operationTimeout = Duration.ofSeconds(30);
 
-    /** Longest a passive operation (readable or writable) waits for its peer. Unset waits until closed. */
-    private Duration passiveTimeout;
+    /**
+     * Longest a passive operation (readable or writable) waits for its peer before it ends with an error and
+     * frees its registration. Finite by default so that buffers published for peers that never come (a
+     * metadata GET whose caller died) cannot pile up until the in-flight limit refuses new operations.
+     */
+    private Duration passiveTimeout = Duration.ofSeconds(60);
 
     private final Embedded embedded = new Embedded();
 
@@ -46,6 +59,77 @@ public class NixlConnectProperties {
     private final Cuda cuda = new Cuda();
 
     private final Shutdown shutdown = new Shutdown();
+
+    @Override
+    public boolean supports(Class<?> type) {
+        return type == NixlConnectProperties.class || type == Embedded.class || type == Limits.class
+                || type == Nixl.class || type == Cuda.class || type == Shutdown.class;
+    }
+
+    /**
+     * Boot calls this for this object and for each nested group it binds; each checks its own fields, so that
+     * Boot can match every error to the property it came from and report that property's origin.
+     */
+    @Override
+    public void validate(Object target, Errors errors) {
+        if (target instanceof NixlConnectProperties properties) {
+            properties.validateOwnFields(errors);
+        } else if (target instanceof Embedded embedded) {
+            if (embedded.getBindAddress() == null || embedded.getBindAddress().isBlank()) {
+                errors.rejectValue("bindAddress", "blank",
+                        "must be an address of this host, such as 127.0.0.1 (the default) or 0.0.0.0");
+            }
+            if (embedded.getPort() < 0 || embedded.getPort() > 65535) {
+                errors.rejectValue("port", "outOfRange", "must be between 0 and 65535; 0 picks a free port (the default)");
+            }
+        } else if (target instanceof Limits limits) {
+            if (limits.getMaxInFlightOperations() < 1) {
+                errors.rejectValue("maxInFlightOperations", "notPositive", "must be at least 1, such as 4096 (the default)");
+            }
+            DataSize size = limits.getMaxMetadataSize();
+            if (size == null || size.compareTo(MIN_METADATA_SIZE) < 0 || size.compareTo(MAX_METADATA_SIZE) > 0) {
+                errors.rejectValue("maxMetadataSize", "outOfRange", "must be between 1KB and 64MB, such as 16MB (the default)");
+            }
+        } else if (target instanceof Nixl nixl) {
+            List<String> backends = nixl.getBackends();
+            if (backends == null || backends.isEmpty() || backends.stream().anyMatch(b -> b == null || b.isBlank())) {
+                errors.rejectValue("backends", "empty",
+                        "must name at least one NIXL plugin, none blank, such as UCX (the default)");
+            }
+        } else if (target instanceof Cuda cuda) {
+            if (cuda.getDeviceId() < 0) {
+                errors.rejectValue("deviceId", "negative", "must be 0 or more: the index of a visible CUDA device");
+            }
+        } else if (target instanceof Shutdown shutdown) {
+            Duration grace = shutdown.getGracePeriod();
+            if (grace == null || grace.isNegative()) {
+                errors.rejectValue("gracePeriod", "negative", "must be zero or positive, such as 10s (the default)");
+            }
+        }
+    }
+
+    private void validateOwnFields(Errors errors) {
+        if (workerId != null && workerId.isBlank()) {
+            errors.rejectValue("workerId", "blank", "must not be blank; remove it to get "
+                    + "'<spring.application.name>-<unique suffix>', or set a short name");
+        } else if (workerId != null && workerId.length() > MAX_WORKER_ID_LENGTH) {
+            errors.rejectValue("workerId", "tooLong", "must be at most " + MAX_WORKER_ID_LENGTH + " characters");
+        }
+        if (backend == null) {
+            errors.rejectValue("backend", "required", "must be set to auto, nixl or embedded");
+        }
+        if (!isPositive(operationTimeout)) {
+            errors.rejectValue("operationTimeout", "notPositive", "must be positive, such as 30s (the default)");
+        }
+        if (!isPositive(passiveTimeout)) {
+            errors.rejectValue("passiveTimeout", "notPositive",
+                    "must be positive, such as 60s (the default); set a long one such as 24h for slow peers");
+        }
+    }
+
+    private static boolean isPositive(Duration duration) {
+        return duration != null && !duration.isNegative() && !duration.isZero();
+    }
 
     public boolean isEnabled() {
         return enabled;

@@ -10,7 +10,7 @@ import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Builds a {@link Connector} from {@link NixlConnectProperties}: validates first, then names start-up failures. */
+/** Builds a {@link Connector} from {@link NixlConnectProperties} and the customizers, and names start-up failures. */
 final class NixlConnectorFactory {
 
     private static final Logger log = LoggerFactory.getLogger(NixlConnectorFactory.class);
@@ -18,11 +18,6 @@ final class NixlConnectorFactory {
     private NixlConnectorFactory() {
     }
 
-    /**
-     * @param applicationName {@code spring.application.name}, or null; the default worker id derives from it
-     * @throws InvalidNixlConnectPropertiesException if a property breaks a rule
-     * @throws NixlConnectorStartupException         if the transport does not start
-     */
     /**
      * Says in one line whether GPU memory can be used, and refuses to start when it is required but cannot.
      * Looks for a GPU only when JCuda is on the classpath (the application asked for GPU support).
@@ -39,6 +34,12 @@ final class NixlConnectorFactory {
         }
     }
 
+    /**
+     * @param properties      bound and already validated by Boot ({@link NixlConnectProperties} is its own validator)
+     * @param applicationName {@code spring.application.name}, or null; the default worker id derives from it
+     * @param customizers     applied in order to the options built from the properties
+     * @throws NixlConnectorStartupException if the transport does not start
+     */
     static Connector create(NixlConnectProperties properties, String applicationName,
             List<ConnectorOptionsCustomizer> customizers) {
         ConnectorOptions.Builder builder = options(properties, applicationName).toBuilder();
@@ -54,7 +55,6 @@ final class NixlConnectorFactory {
     }
 
     static ConnectorOptions options(NixlConnectProperties properties, String applicationName) {
-        NixlConnectPropertiesValidator.validate(properties);
         NixlConnectProperties.Embedded embedded = properties.getEmbedded();
         NixlConnectProperties.Limits limits = properties.getLimits();
         NixlConnectProperties.Nixl nixl = properties.getNixl();
@@ -78,8 +78,8 @@ final class NixlConnectorFactory {
     /** {@code <application name or "nixl">-<8 hex digits>}: readable in logs, unique across instances. */
     static String defaultWorkerId(String applicationName) {
         String prefix = applicationName == null || applicationName.isBlank() ? "nixl" : applicationName.trim();
-        if (prefix.length() > NixlConnectPropertiesValidator.MAX_WORKER_ID_LENGTH - 9) {
-            prefix = prefix.substring(0, NixlConnectPropertiesValidator.MAX_WORKER_ID_LENGTH - 9);
+        if (prefix.length() > NixlConnectProperties.MAX_WORKER_ID_LENGTH - 9) {
+            prefix = prefix.substring(0, NixlConnectProperties.MAX_WORKER_ID_LENGTH - 9);
         }
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }

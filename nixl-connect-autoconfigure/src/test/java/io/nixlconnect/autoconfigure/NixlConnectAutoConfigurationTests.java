@@ -93,7 +93,7 @@ class NixlConnectAutoConfigurationTests {
             assertThat(options.bindAddress()).isEqualTo("127.0.0.1");
             assertThat(options.port()).isZero();
             assertThat(options.operationTimeout()).isEqualTo(Duration.ofSeconds(30));
-            assertThat(options.passiveTimeout()).isNull();
+            assertThat(options.passiveTimeout()).isEqualTo(Duration.ofSeconds(60));
             assertThat(options.maxInFlightOperations()).isEqualTo(4096);
             assertThat(options.maxMetadataSize()).isEqualTo(16 * 1024 * 1024);
             assertThat(options.nixlBackends()).isEqualTo(List.of("UCX"));
