@@ -7,26 +7,39 @@ import io.nixlconnect.cuda.CudaDevice;
 import java.util.Map;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
+import org.springframework.util.ClassUtils;
 
 /**
- * {@code nixl}: UP while the connector accepts operations and its transport serves peers; DOWN with the
- * reason otherwise. Details: backend, agent, transport details (endpoint or NIXL plugins), operations in
- * flight, registered bytes, remote agents.
+ * {@code nixl}: UP while the connector accepts operations and its transport serves peers; OUT_OF_SERVICE while
+ * it is at its in-flight limit (new operations are refused until some end); DOWN with the reason otherwise.
+ * Details: backend, agent, transport details (endpoint or NIXL plugins), operations in flight and the limit,
+ * registered bytes, remote agents, and the CUDA devices when JCuda is on the class path.
  */
 public class NixlConnectHealthIndicator extends AbstractHealthIndicator {
 
     private final Connector connector;
+    private final boolean cudaOnClassPath;
 
     public NixlConnectHealthIndicator(Connector connector) {
+        this(connector, ClassUtils.isPresent("jcuda.driver.JCudaDriver", NixlConnectHealthIndicator.class.getClassLoader()));
+    }
+
+    NixlConnectHealthIndicator(Connector connector, boolean cudaOnClassPath) {
         super("nixl-connect health check failed");
         this.connector = connector;
+        this.cudaOnClassPath = cudaOnClassPath;
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
         boolean serving = connector.isServing();
         boolean accepting = connector.isAccepting();
-        if (serving && accepting) {
+        int inFlight = connector.inFlightOperations();
+        int limit = connector.options().maxInFlightOperations();
+        if (serving && accepting && inFlight >= limit) {
+            builder.outOfService().withDetail("reason", "at capacity: " + inFlight + " of at most " + limit
+                    + " operations in flight (nixl.connect.limits.max-in-flight-operations)");
+        } else if (serving && accepting) {
             builder.up();
         } else {
             builder.down().withDetail("reason", !accepting ? (serving ? "shutting down" : "closed") : "transport not serving");
@@ -36,10 +49,13 @@ public class NixlConnectHealthIndicator extends AbstractHealthIndicator {
                 .withDetail("backend", connector.backendName())
                 .withDetail("agent", transport.get("agent"))
                 .withDetail("transport", transport)
-                .withDetail("inFlightOperations", connector.inFlightOperations())
+                .withDetail("inFlightOperations", inFlight)
+                .withDetail("maxInFlightOperations", limit)
                 .withDetail("registeredBytes", connector.registeredBytes())
-                .withDetail("remoteAgents", connector.remoteAgentCount())
-                .withDetail("cudaDevices", cudaDevices());
+                .withDetail("remoteAgents", connector.remoteAgentCount());
+        if (cudaOnClassPath) { // a CPU-only application did not ask about GPUs
+            builder.withDetail("cudaDevices", cudaDevices());
+        }
     }
 
     /** The visible CUDA devices, or why there are none (cached: probing the driver happens once). */

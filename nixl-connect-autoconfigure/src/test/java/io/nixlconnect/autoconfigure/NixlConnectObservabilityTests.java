@@ -75,6 +75,25 @@ class NixlConnectObservabilityTests {
     }
 
     @Test
+    void healthIsOutOfServiceAtTheInFlightLimitAndUpAgainBelowIt() {
+        runner.withPropertyValues("nixl.connect.limits.max-in-flight-operations=2").run(context -> {
+            NixlConnectHealthIndicator indicator = context.getBean("nixlHealthIndicator", NixlConnectHealthIndicator.class);
+            NixlTransfers transfers = context.getBean(NixlTransfers.class);
+            ReadableOperation first = transfers.publish(new byte[8]);
+            assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
+            ReadableOperation second = transfers.publish(new byte[8]);
+            Health full = indicator.health(true);
+            assertThat(full.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+            assertThat(full.getDetails()).containsEntry("inFlightOperations", 2).containsEntry("maxInFlightOperations", 2)
+                    .containsEntry("reason", "at capacity: 2 of at most 2 operations in flight "
+                            + "(nixl.connect.limits.max-in-flight-operations)");
+            second.close();
+            assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
+            first.close();
+        });
+    }
+
+    @Test
     void healthIndicatorCanBeSwitchedOff() {
         runner.withPropertyValues("management.health.nixl.enabled=false")
                 .run(context -> assertThat(context).doesNotHaveBean("nixlHealthIndicator"));

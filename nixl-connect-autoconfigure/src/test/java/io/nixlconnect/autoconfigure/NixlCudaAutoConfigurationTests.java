@@ -49,9 +49,15 @@ class NixlCudaAutoConfigurationTests {
     @Test
     void healthSaysWhyThereAreNoCudaDevices() {
         runner.run(context -> {
-            Health health = new NixlConnectHealthIndicator(context.getBean(Connector.class)).health(true);
+            Health health = new NixlConnectHealthIndicator(context.getBean(Connector.class), true).health(true);
             Map<String, Object> details = health.getDetails();
             assertThat(details.get("cudaDevices")).isEqualTo("unavailable: " + Cuda.availability().reason());
         });
+    }
+
+    @Test
+    void healthLeavesCudaOutWhenJCudaIsNotOnTheClassPath() {
+        runner.run(context -> assertThat(new NixlConnectHealthIndicator(context.getBean(Connector.class), false)
+                .health(true).getDetails()).doesNotContainKey("cudaDevices").containsKey("inFlightOperations"));
     }
 }
