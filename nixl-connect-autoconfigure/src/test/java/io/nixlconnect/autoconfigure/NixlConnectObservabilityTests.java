@@ -15,6 +15,8 @@ import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransferException;
 import io.nixlconnect.TransportBackend;
+import io.nixlconnect.autoconfigure.health.NixlConnectHealthAutoConfiguration;
+import io.nixlconnect.autoconfigure.health.NixlConnectHealthIndicator;
 import io.nixlconnect.autoconfigure.observation.DefaultNixlTransferObservationConvention;
 import io.nixlconnect.autoconfigure.observation.NixlConnectMeterBinder;
 import io.nixlconnect.autoconfigure.observation.NixlConnectMetricsAutoConfiguration;

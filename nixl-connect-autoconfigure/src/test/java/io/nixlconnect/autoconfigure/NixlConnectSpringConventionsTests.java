@@ -8,6 +8,8 @@ import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.SerializedDescriptor;
 import io.nixlconnect.TransportBackend;
+import io.nixlconnect.autoconfigure.health.NixlConnectHealthAutoConfiguration;
+import io.nixlconnect.autoconfigure.health.NixlConnectHealthIndicator;
 import io.nixlconnect.autoconfigure.observation.NixlConnectMeterBinder;
 import io.nixlconnect.autoconfigure.observation.NixlConnectMetricsAutoConfiguration;
 import io.nixlconnect.autoconfigure.observation.NixlConnectObservationAutoConfiguration;

@@ -1,6 +1,7 @@
-package io.nixlconnect.autoconfigure;
+package io.nixlconnect.autoconfigure.health;
 
 import io.nixlconnect.Connector;
+import io.nixlconnect.autoconfigure.NixlConnectAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;

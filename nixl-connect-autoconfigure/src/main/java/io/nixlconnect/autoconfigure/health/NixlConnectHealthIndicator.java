@@ -1,4 +1,4 @@
-package io.nixlconnect.autoconfigure;
+package io.nixlconnect.autoconfigure.health;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.cuda.Cuda;
