@@ -11,10 +11,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** Transfers between this JVM and a {@link PeerProcess} over real sockets. */
+@Tag(TestTags.CROSS_PROCESS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class CrossProcessTransferTest {
 

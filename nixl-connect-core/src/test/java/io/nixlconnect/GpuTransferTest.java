@@ -12,12 +12,14 @@ import io.nixlconnect.transport.TransportException;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * GPU descriptors on the embedded transport (staged through pinned host memory). The transfer tests need a
  * GPU and are skipped, with the reason, without one; the refusal test runs only without one.
  */
+@Tag(TestTags.GPU)
 class GpuTransferTest {
 
     private static final Duration WAIT = Duration.ofSeconds(60);

@@ -3,11 +3,13 @@ package io.nixlconnect;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The transfer contract over NIXL. Runs when {@code NIXL_LIBRARY_DIR} points at a NIXL install (CI sets it up
  * with {@code .ci/nixl-setup.sh}); skipped, with the reason, otherwise.
  */
+@Tag(TestTags.NIXL)
 class NixlTransferContractTest extends TransferContractTest {
 
     private static final String LIBRARY_DIR = System.getenv("NIXL_LIBRARY_DIR");

@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -27,6 +28,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * prints both. Skipped, with the reason, without them. {@code NIXL_PYTHON} names the interpreter
  * (default {@code python3}).
  */
+@Tag(TestTags.PYTHON_INTEROP)
+@Tag(TestTags.CROSS_PROCESS)
+@Tag(TestTags.NIXL)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class PythonInteropTest {
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -19,6 +20,8 @@ import org.junit.jupiter.api.Timeout;
  * its server to that link's address — so the bytes cross a real network interface, not loopback. Needs root
  * and iproute2 (CI has both); skipped with the reason otherwise.
  */
+@Tag(TestTags.TWO_HOST)
+@Tag(TestTags.CROSS_PROCESS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class TwoHostTransferTest {
 

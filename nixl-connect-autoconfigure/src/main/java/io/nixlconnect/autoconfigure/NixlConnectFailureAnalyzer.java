@@ -77,9 +77,8 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
     }
 
     /**
-     * Whether a connector construction failure means "NIXL is not available". The core library reports it
-     * as an {@link IllegalStateException} today; a missing or broken native library surfaces as a
-     * {@link LinkageError}. Add the core's dedicated exception type here once it exists.
+     * Whether a connector construction failure means "NIXL is not available": the core's
+     * {@link BackendUnavailableException}, or a {@link LinkageError} from a native library that is present but broken.
      */
     static boolean isNixlUnavailable(Throwable cause) {
         return cause instanceof BackendUnavailableException || cause instanceof LinkageError;

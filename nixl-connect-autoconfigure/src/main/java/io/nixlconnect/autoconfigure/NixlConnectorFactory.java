@@ -18,11 +18,6 @@ final class NixlConnectorFactory {
     }
 
     /**
-     * @param applicationName {@code spring.application.name}, or null; the default worker id derives from it
-     * @throws InvalidNixlConnectPropertiesException if a property breaks a rule
-     * @throws NixlConnectorStartupException         if the transport does not start
-     */
-    /**
      * Says in one line whether GPU memory can be used, and refuses to start when it is required but cannot.
      * Looks for a GPU only when JCuda is on the classpath (the application asked for GPU support).
      */
@@ -38,6 +33,13 @@ final class NixlConnectorFactory {
         }
     }
 
+    /**
+     * Validates the properties, checks CUDA, then starts the connector.
+     *
+     * @param applicationName {@code spring.application.name}, or null; the default worker id derives from it
+     * @throws InvalidNixlConnectPropertiesException if a property breaks a rule
+     * @throws NixlConnectorStartupException         if the transport does not start
+     */
     static Connector create(NixlConnectProperties properties, String applicationName) {
         ConnectorOptions options = options(properties, applicationName);
         checkCuda(properties.getCuda());

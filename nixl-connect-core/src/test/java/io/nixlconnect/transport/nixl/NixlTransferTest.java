@@ -1,6 +1,7 @@
 package io.nixlconnect.transport.nixl;
 
 import com.sun.jna.Memory;
+import io.nixlconnect.TestTags;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.MemoryType;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -33,6 +35,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Transfers over two real NIXL agents (UCX backend) in one JVM, through the SPI. Skipped, with the
  * reason, when NIXL cannot be loaded; {@code .ci/nixl-setup.sh} provides it.
  */
+@Tag(TestTags.NIXL)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class NixlTransferTest {
 
