@@ -2,7 +2,9 @@ package io.nixlconnect;
 
 import io.nixlconnect.transport.TransportAgent;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -10,11 +12,11 @@ import java.util.Map;
  * and the peers it has loaded. A connector creates one connection and reuses it for every operation;
  * more are only needed to present several agents.
  *
- * <p>Peers are reference-counted: {@link Remote} acquires a reference for as long as an operation needs
- * the peer; the peer is unloaded when the last reference goes, and reloaded when it presents changed
- * metadata.
+ * <p>Read-only for applications: the connector creates it, and loads and releases peers through it. Peers are
+ * reference-counted: a {@link Remote} holds a reference for as long as an operation needs the peer; the peer is
+ * unloaded when the last reference goes, and reloaded when it presents changed metadata.
  */
-public final class Connection implements AutoCloseable {
+public final class Connection {
 
     private final Connector connector;
     private final int number;
@@ -26,36 +28,43 @@ public final class Connection implements AutoCloseable {
     private TransportAgent agent;
     private RegistrationCache registrations;
     private boolean closed;
+    // The last local metadata published and its wire encoding: compressing it again for every passive operation
+    // is wasted work while the agent's metadata has not changed.
+    private byte[] publishedRaw;
+    private String publishedEncoded;
 
     /**
      * @throws IllegalArgumentException if {@code number <= 0}
      */
-    public Connection(Connector connector, int number) {
+    Connection(Connector connector, int number) {
         if (connector == null) {
-            throw new IllegalArgumentException("Argument `connector` must not be null.");
+            throw new IllegalArgumentException("connector must not be null");
         }
         if (number <= 0) {
-            throw new IllegalArgumentException("Argument `number` must be a positive integer, was " + number + ".");
+            throw new IllegalArgumentException("number must be positive, was " + number);
         }
         this.connector = connector;
         this.number = number;
         this.name = connector.name() + "-" + number;
     }
 
+    /** The agent's name, {@code <workerId>-<number>}: what peers know it by. */
     public String name() {
         return name;
     }
 
+    /** This connection's number within its connector, from 1. */
     public int number() {
         return number;
     }
 
+    /** The connector that owns it. */
     public Connector connector() {
         return connector;
     }
 
     /** Creates this connection's agent. Idempotent; every other method calls it as needed. */
-    public synchronized void initialize() {
+    synchronized void initialize() {
         if (closed) {
             throw new IllegalStateException("Connection " + name + " is closed");
         }
@@ -70,8 +79,26 @@ public final class Connection implements AutoCloseable {
         return agent().localMetadata();
     }
 
+    /**
+     * The metadata a passive operation publishes: this agent's current metadata, encoded once for as long as it
+     * does not change.
+     */
+    RdmaMetadata publish(List<SerializedDescriptor> descriptors, String notificationKey, OperationKind kind) {
+        byte[] raw = metadata();
+        String encoded;
+        synchronized (this) {
+            if (publishedRaw == null || !Arrays.equals(publishedRaw, raw)) {
+                publishedRaw = raw;
+                publishedEncoded = NixlMetadataCodec.encode(raw);
+            }
+            raw = publishedRaw;
+            encoded = publishedEncoded;
+        }
+        return RdmaMetadata.ofEncoded(descriptors, raw, encoded, notificationKey, kind);
+    }
+
     /** Adds a reference to an already loaded peer. */
-    public synchronized void acquireRemoteRef(String remoteName) {
+    synchronized void acquireRemoteRef(String remoteName) {
         RemoteAgent remote = remotes.get(remoteName);
         if (remote == null) {
             throw new IllegalStateException("No remote agent named '" + remoteName + "' is loaded on " + name);
@@ -84,7 +111,7 @@ public final class Connection implements AutoCloseable {
      *
      * @return true when that was the last reference and the peer was unloaded
      */
-    public synchronized boolean releaseRemoteRef(String remoteName) {
+    synchronized boolean releaseRemoteRef(String remoteName) {
         RemoteAgent remote = remotes.get(remoteName);
         if (remote == null || --remote.references > 0) {
             return false;
@@ -116,8 +143,17 @@ public final class Connection implements AutoCloseable {
      * Loads a peer (or reuses it when already loaded with identical metadata) and takes a reference.
      *
      * @return the peer's agent name
+     * @throws IllegalArgumentException if the metadata is empty or larger than the connector's maxMetadataSize
      */
     synchronized String loadRemote(byte[] metadata) {
+        if (metadata == null || metadata.length == 0) {
+            throw new IllegalArgumentException("peer agent metadata must not be empty");
+        }
+        int max = connector.options().maxMetadataSize();
+        if (metadata.length > max) {
+            throw new IllegalArgumentException("Peer agent metadata of " + metadata.length
+                    + " bytes exceeds the limit of " + max + " bytes (maxMetadataSize)");
+        }
         TransportAgent local = agent();
         String loadedName = remotesByMetadata.get(ByteBuffer.wrap(metadata));
         if (loadedName != null) {
@@ -154,8 +190,7 @@ public final class Connection implements AutoCloseable {
     }
 
     /** Closes the agent: deregisters all memory and unloads all peers. Idempotent. */
-    @Override
-    public void close() {
+    void close() {
         TransportAgent toClose;
         synchronized (this) {
             if (closed) {

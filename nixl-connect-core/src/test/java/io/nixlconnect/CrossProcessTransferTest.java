@@ -3,6 +3,7 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +32,7 @@ class CrossProcessTransferTest {
         peer = PeerLines.start(new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                 PeerProcess.class.getName()), "peer");
         assertThat(next("READY")).startsWith("READY");
-        connector = new Connector(ConnectorOptions.builder().workerId("tester").backend(TransportBackend.EMBEDDED)
+        connector = new Connector(ConnectorOptions.builder().workerId("tester").transports(EmbeddedSettings.defaults())
                 .operationTimeout(Duration.ofSeconds(20)).build());
     }
 

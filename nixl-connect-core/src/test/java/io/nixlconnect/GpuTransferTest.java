@@ -9,6 +9,7 @@ import io.nixlconnect.cuda.Cuda;
 import io.nixlconnect.cuda.CudaDeviceBuffer;
 import io.nixlconnect.cuda.CudaMemory;
 import io.nixlconnect.transport.TransportException;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -29,7 +30,7 @@ class GpuTransferTest {
 
     @BeforeEach
     void start() {
-        ConnectorOptions.Builder options = ConnectorOptions.builder().backend(TransportBackend.EMBEDDED);
+        ConnectorOptions.Builder options = ConnectorOptions.builder().transports(EmbeddedSettings.defaults());
         passive = new Connector(options.workerId("gpu-passive").build());
         active = new Connector(options.workerId("gpu-active").build());
     }

@@ -2,6 +2,8 @@ package io.nixlconnect;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.transport.nixl.NixlSettings;
+import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 
@@ -22,6 +24,6 @@ class NixlTransferContractTest extends TransferContractTest {
 
     @Override
     ConnectorOptions.Builder options() {
-        return ConnectorOptions.builder().backend(TransportBackend.NIXL).nixlLibraryPath(LIBRARY_DIR);
+        return ConnectorOptions.builder().transports(NixlSettings.defaults().withLibraryDir(Path.of(LIBRARY_DIR)));
     }
 }

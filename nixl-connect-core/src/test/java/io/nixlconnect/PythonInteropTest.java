@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.nixl.NixlSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -55,8 +56,8 @@ class PythonInteropTest {
         builder.environment().put("PYTHONPATH", PYTHON_PATH);
         peer = PeerLines.start(builder, "the Python peer");
         assertThat(next("READY")).startsWith("READY python-peer-");
-        connector = new Connector(ConnectorOptions.builder().workerId("java-interop").backend(TransportBackend.NIXL)
-                .nixlLibraryPath(LIBRARY_DIR).operationTimeout(Duration.ofSeconds(30)).build());
+        connector = new Connector(ConnectorOptions.builder().workerId("java-interop").transports(NixlSettings.defaults().withLibraryDir(Path.of(LIBRARY_DIR)))
+                .operationTimeout(Duration.ofSeconds(30)).build());
     }
 
     @AfterEach

@@ -3,6 +3,7 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -86,8 +87,7 @@ class TwoHostTransferTest {
     }
 
     private static Connector host() {
-        return new Connector(ConnectorOptions.builder().workerId("host").backend(TransportBackend.EMBEDDED)
-                .bindAddress(HOST_ADDRESS).build());
+        return new Connector(ConnectorOptions.builder().workerId("host").transports(EmbeddedSettings.defaults().withBindAddress(HOST_ADDRESS)).build());
     }
 
     @Test
@@ -106,7 +106,7 @@ class TwoHostTransferTest {
             RdmaMetadata writable = RdmaMetadata.fromJson(next("META ").substring(5));
             connector.beginWrite(target, writable).waitForCompletion(Duration.ofSeconds(60));
             assertThat(next("WRITTEN ")).isEqualTo("WRITTEN " + writable.notificationKey() + " DONE " + PeerProcess.crc(data));
-            assertThat(connector.transportDetails().get("endpoint").toString()).startsWith(HOST_ADDRESS + ":");
+            assertThat(connector.transportStatus().endpoint()).startsWith(HOST_ADDRESS + ":");
         }
     }
 }

@@ -1,10 +1,13 @@
 package io.nixlconnect.autoconfigure;
 
-import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.BackendUnavailableException;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.cuda.CudaUnavailableException;
 import io.nixlconnect.transport.TransportException;
+import io.nixlconnect.transport.TransportSettings;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
+import java.util.Optional;
 import java.time.Duration;
 import java.util.stream.Collectors;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -55,25 +58,29 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
     private static FailureAnalysis startupFailure(NixlConnectorStartupException e) {
         ConnectorOptions options = e.options();
         Throwable cause = e.getCause();
-        if (options.backend() == TransportBackend.NIXL && isNixlUnavailable(cause)) {
+        Optional<NixlSettings> nixl = options.transport(NixlSettings.class);
+        Optional<EmbeddedSettings> embedded = options.transport(EmbeddedSettings.class);
+        if (nixl.isPresent() && embedded.isEmpty() && isNixlUnavailable(cause)) {
+            NixlSettings settings = nixl.get();
             return new FailureAnalysis("The NIXL transport was requested (nixl.connect.backend=nixl) but is not available: "
-                    + cause.getMessage() + "\nLibrary path: " + orDefault(options.nixlLibraryPath())
-                    + ", plugin directory: " + orDefault(options.nixlPluginDirectory())
-                    + ", backend plugins: " + options.nixlBackends(),
+                    + cause.getMessage() + "\nLibrary path: " + orDefault(settings.libraryDir())
+                    + ", plugin directory: " + orDefault(settings.pluginDir())
+                    + ", backend plugins: " + settings.backends(),
                     "Install NIXL (libnixl_capi.so and its plugins) and point nixl.connect.nixl.library-path and "
                             + "nixl.connect.nixl.plugin-directory at it, or set nixl.connect.backend=auto to fall back to "
                             + "the embedded transport when NIXL is missing (or embedded to never use NIXL).",
                     e);
         }
-        if (options.backend() != TransportBackend.NIXL && cause instanceof TransportException) {
+        if (embedded.isPresent() && cause instanceof TransportException) {
             return new FailureAnalysis("The nixl-connect embedded transport could not start on "
-                    + options.bindAddress() + ":" + options.port() + ": " + cause.getMessage(),
+                    + embedded.get().bindAddress() + ":" + embedded.get().port() + ": " + cause.getMessage(),
                     "Set nixl.connect.embedded.port=0 to pick a free port, choose a port no other process uses, "
                             + "or set nixl.connect.embedded.bind-address to an address of this host.",
                     e);
         }
-        return new FailureAnalysis("The nixl-connect connector could not start (backend " + options.backend() + "): "
-                + cause, "Check the nixl.connect.* settings and the cause above.", e);
+        return new FailureAnalysis("The nixl-connect connector could not start (transports "
+                + options.transports().stream().map(TransportSettings::name).toList() + "): " + cause,
+                "Check the nixl.connect.* settings and the cause above.", e);
     }
 
     /**
@@ -99,8 +106,8 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
         return String.valueOf(value);
     }
 
-    private static String orDefault(String value) {
-        return value == null ? "(default)" : value;
+    private static String orDefault(Object value) {
+        return value == null ? "(default)" : value.toString();
     }
 
     private static <E extends Throwable> E findCause(Throwable failure, Class<E> type) {

@@ -5,8 +5,8 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
-import io.nixlconnect.AbstractOperation;
 import io.nixlconnect.Connector;
+import io.nixlconnect.Operation;
 import io.nixlconnect.OperationListener;
 import io.nixlconnect.OperationStatus;
 
@@ -45,7 +45,7 @@ public class NixlConnectMetrics implements OperationListener, AutoCloseable {
     }
 
     @Override
-    public void operationFinished(AbstractOperation operation) {
+    public void operationFinished(Operation operation) {
         Tags tags = Tags.of(NixlOperationTags.KIND, NixlOperationTags.kind(operation),
                 NixlOperationTags.ROLE, NixlOperationTags.role(operation),
                 NixlOperationTags.DEVICE, NixlOperationTags.device(operation));

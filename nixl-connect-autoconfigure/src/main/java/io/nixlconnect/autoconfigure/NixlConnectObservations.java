@@ -3,8 +3,8 @@ package io.nixlconnect.autoconfigure;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
-import io.nixlconnect.AbstractOperation;
 import io.nixlconnect.Connector;
+import io.nixlconnect.Operation;
 import io.nixlconnect.OperationListener;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,7 +20,7 @@ public class NixlConnectObservations implements OperationListener, AutoCloseable
 
     private final Connector connector;
     private final ObservationRegistry registry;
-    private final Map<AbstractOperation, Observation> running = new ConcurrentHashMap<>();
+    private final Map<Operation, Observation> running = new ConcurrentHashMap<>();
 
     public NixlConnectObservations(Connector connector, ObservationRegistry registry) {
         this.connector = connector;
@@ -29,7 +29,7 @@ public class NixlConnectObservations implements OperationListener, AutoCloseable
     }
 
     @Override
-    public void operationStarted(AbstractOperation operation) {
+    public void operationStarted(Operation operation) {
         Observation observation = Observation.createNotStarted(OBSERVATION_NAME, registry)
                 .contextualName("nixl " + NixlOperationTags.kind(operation) + " " + NixlOperationTags.role(operation))
                 .lowCardinalityKeyValues(KeyValues.of(
@@ -44,7 +44,7 @@ public class NixlConnectObservations implements OperationListener, AutoCloseable
     }
 
     @Override
-    public void operationFinished(AbstractOperation operation) {
+    public void operationFinished(Operation operation) {
         Observation observation = running.remove(operation);
         if (observation == null) {
             return; // created before this listener was added

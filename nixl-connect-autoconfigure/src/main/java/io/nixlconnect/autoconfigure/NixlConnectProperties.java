@@ -1,17 +1,24 @@
 package io.nixlconnect.autoconfigure;
 
+import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Settings of the auto-configured {@link io.nixlconnect.Connector}, bound from {@code nixl.connect.*}.
- * Checked by {@link NixlConnectPropertiesValidator} before the connector is built; a wrong value stops
- * start-up with a report naming the property and how to fix it.
+ * Settings of the auto-configured {@link Connector}, bound from {@code nixl.connect.*}. Every default is the
+ * library's own ({@link ConnectorOptions}, {@link EmbeddedSettings}, {@link NixlSettings}), read from there, not
+ * copied; {@link NixlConnectorFactory} maps these properties onto those records, in one place. Checked by
+ * {@link NixlConnectPropertiesValidator} before the connector is built; a wrong value stops start-up with a report
+ * naming the property and how to fix it.
  */
 @ConfigurationProperties("nixl.connect")
 public class NixlConnectProperties {
@@ -29,10 +36,10 @@ public class NixlConnectProperties {
      * Transport: 'auto' uses NIXL when its native library loads and the embedded TCP transport otherwise;
      * 'nixl' requires NIXL; 'embedded' never touches native transport code.
      */
-    private Backend backend = Backend.AUTO;
+    private String backend = AUTO;
 
     /** Longest an active operation (read or write) may take before it ends with an error. */
-    private Duration operationTimeout = Duration.ofSeconds(30);
+    private Duration operationTimeout = ConnectorOptions.DEFAULT_OPERATION_TIMEOUT;
 
     /** Longest a passive operation (readable or writable) waits for its peer. Unset waits until closed. */
     private Duration passiveTimeout;
@@ -63,12 +70,13 @@ public class NixlConnectProperties {
         this.workerId = workerId;
     }
 
-    public Backend getBackend() {
+    public String getBackend() {
         return backend;
     }
 
-    public void setBackend(Backend backend) {
-        this.backend = backend;
+    /** Case-insensitive, as an enum-typed property would be. */
+    public void setBackend(String backend) {
+        this.backend = backend == null ? null : backend.trim().toLowerCase(Locale.ROOT);
     }
 
     public Duration getOperationTimeout() {
@@ -107,27 +115,23 @@ public class NixlConnectProperties {
         return shutdown;
     }
 
-    /** Which transport the connector uses. */
-    public enum Backend {
-        /** NIXL when its native library loads, otherwise the embedded transport. */
-        AUTO,
-        /** NIXL only; start-up fails when it is not available. */
-        NIXL,
-        /** The pure-Java TCP transport. */
-        EMBEDDED
-    }
+    /** {@code nixl.connect.backend} for "NIXL when it loads, else the embedded transport". */
+    static final String AUTO = "auto";
 
     /** The embedded (pure-Java TCP) transport. */
     public static class Embedded {
 
         /** Address the embedded transport listens on. Loopback by default: set it to reach other hosts. */
-        private String bindAddress = "127.0.0.1";
+        private String bindAddress = EmbeddedSettings.DEFAULT_BIND_ADDRESS;
 
         /** Port the embedded transport listens on; 0 picks a free port. */
-        private int port = 0;
+        private int port = EmbeddedSettings.DEFAULT_PORT;
 
         /** Address peers use to reach this worker. Unset means the bind address (or this host's address for a wildcard bind). */
         private String advertisedAddress;
+
+        /** Most connections opened to one peer at once; further transfers to it queue. */
+        private int maxConnectionsPerPeer = EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER;
 
         public String getBindAddress() {
             return bindAddress;
@@ -152,16 +156,24 @@ public class NixlConnectProperties {
         public void setAdvertisedAddress(String advertisedAddress) {
             this.advertisedAddress = advertisedAddress;
         }
+
+        public int getMaxConnectionsPerPeer() {
+            return maxConnectionsPerPeer;
+        }
+
+        public void setMaxConnectionsPerPeer(int maxConnectionsPerPeer) {
+            this.maxConnectionsPerPeer = maxConnectionsPerPeer;
+        }
     }
 
     /** Bounds that protect the worker from overload and hostile peers. */
     public static class Limits {
 
         /** Most operations in flight at once; creating one more fails fast. */
-        private int maxInFlightOperations = 4096;
+        private int maxInFlightOperations = ConnectorOptions.DEFAULT_MAX_IN_FLIGHT_OPERATIONS;
 
         /** Largest decoded peer agent metadata accepted (1KB to 64MB). */
-        private DataSize maxMetadataSize = DataSize.ofMegabytes(16);
+        private DataSize maxMetadataSize = DataSize.ofBytes(ConnectorOptions.DEFAULT_MAX_METADATA_SIZE);
 
         public int getMaxInFlightOperations() {
             return maxInFlightOperations;
@@ -190,10 +202,16 @@ public class NixlConnectProperties {
         private String pluginDirectory;
 
         /** NIXL backend plugins to create, in order of preference. */
-        private List<String> backends = new ArrayList<>(List.of("UCX"));
+        private List<String> backends = new ArrayList<>(NixlSettings.DEFAULT_BACKENDS);
 
         /** Parameters handed to every NIXL backend plugin. */
         private Map<String, String> backendParameters = new LinkedHashMap<>();
+
+        /**
+         * Pause between rounds of NIXL's own progress thread, which then runs beside this library's progress loop
+         * (0 spins a core). Unset: NIXL's progress thread stays off and this library's loop alone drives NIXL.
+         */
+        private Duration progressThreadDelay;
 
         public String getLibraryPath() {
             return libraryPath;
@@ -225,6 +243,14 @@ public class NixlConnectProperties {
 
         public void setBackendParameters(Map<String, String> backendParameters) {
             this.backendParameters = backendParameters;
+        }
+
+        public Duration getProgressThreadDelay() {
+            return progressThreadDelay;
+        }
+
+        public void setProgressThreadDelay(Duration progressThreadDelay) {
+            this.progressThreadDelay = progressThreadDelay;
         }
     }
 

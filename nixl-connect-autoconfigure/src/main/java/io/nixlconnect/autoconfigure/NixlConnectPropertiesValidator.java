@@ -2,9 +2,12 @@ package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.autoconfigure.InvalidNixlConnectPropertiesException.Violation;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.springframework.util.unit.DataSize;
 
 /**
@@ -18,6 +21,7 @@ final class NixlConnectPropertiesValidator {
     static final int MAX_WORKER_ID_LENGTH = 1000;
     static final DataSize MIN_METADATA_SIZE = DataSize.ofKilobytes(1);
     static final DataSize MAX_METADATA_SIZE = DataSize.ofBytes(RdmaMetadata.MAX_NIXL_METADATA_BYTES);
+    static final List<String> BACKENDS = List.of(NixlConnectProperties.AUTO, NixlSettings.NAME, EmbeddedSettings.NAME);
 
     private NixlConnectPropertiesValidator() {
     }
@@ -31,8 +35,10 @@ final class NixlConnectPropertiesValidator {
                     "must be 1.." + MAX_WORKER_ID_LENGTH + " characters and not blank",
                     "Remove it to get '<spring.application.name>-<unique suffix>', or set a short non-blank name."));
         }
-        if (properties.getBackend() == null) {
-            violations.add(new Violation("nixl.connect.backend", null, "must be set", "Set it to auto, nixl or embedded."));
+        String backend = properties.getBackend();
+        if (!BACKENDS.contains(backend)) {
+            violations.add(new Violation("nixl.connect.backend", backend, "must be one of " + BACKENDS,
+                    "Set it to auto (NIXL when it loads, else embedded; the default), nixl or embedded."));
         }
         Duration operationTimeout = properties.getOperationTimeout();
         if (operationTimeout == null || operationTimeout.isNegative() || operationTimeout.isZero()) {
@@ -53,6 +59,11 @@ final class NixlConnectPropertiesValidator {
             violations.add(new Violation("nixl.connect.embedded.port", embedded.getPort(),
                     "must be between 0 and 65535", "Set 0 to pick a free port (the default), or a port from 1 to 65535."));
         }
+        if (embedded.getMaxConnectionsPerPeer() < 1) {
+            violations.add(new Violation("nixl.connect.embedded.max-connections-per-peer", embedded.getMaxConnectionsPerPeer(),
+                    "must be at least 1", "Set a positive number such as "
+                            + EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER + " (the default)."));
+        }
         NixlConnectProperties.Limits limits = properties.getLimits();
         if (limits.getMaxInFlightOperations() < 1) {
             violations.add(new Violation("nixl.connect.limits.max-in-flight-operations",
@@ -68,6 +79,18 @@ final class NixlConnectPropertiesValidator {
         if (backends == null || backends.isEmpty() || backends.stream().anyMatch(b -> b == null || b.isBlank())) {
             violations.add(new Violation("nixl.connect.nixl.backends", backends, "must name at least one plugin, none blank",
                     "Set the NIXL backend plugins in order of preference, such as UCX (the default)."));
+        }
+        Map<String, String> parameters = properties.getNixl().getBackendParameters();
+        if (parameters != null && parameters.entrySet().stream().anyMatch(e -> e.getKey().isEmpty() || e.getValue() == null
+                || e.getKey().indexOf('\0') >= 0 || e.getValue().indexOf('\0') >= 0)) {
+            violations.add(new Violation("nixl.connect.nixl.backend-parameters", parameters,
+                    "must have non-empty names and values, free of NUL characters",
+                    "Set each parameter as nixl.connect.nixl.backend-parameters.<name>=<value>."));
+        }
+        Duration progressDelay = properties.getNixl().getProgressThreadDelay();
+        if (progressDelay != null && progressDelay.isNegative()) {
+            violations.add(new Violation("nixl.connect.nixl.progress-thread-delay", progressDelay, "must be zero or positive when set",
+                    "Set a pause such as 100us to run NIXL's own progress thread, or remove it to leave that thread off (the default)."));
         }
         if (properties.getCuda().getDeviceId() < 0) {
             violations.add(new Violation("nixl.connect.cuda.device-id", properties.getCuda().getDeviceId(),

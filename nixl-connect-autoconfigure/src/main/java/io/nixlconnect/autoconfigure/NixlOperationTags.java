@@ -1,7 +1,6 @@
 package io.nixlconnect.autoconfigure;
 
-import io.nixlconnect.AbstractOperation;
-import io.nixlconnect.ActiveOperation;
+import io.nixlconnect.Operation;
 import io.nixlconnect.OperationKind;
 import io.nixlconnect.OperationStatus;
 import io.nixlconnect.TransferTimeoutException;
@@ -19,22 +18,22 @@ final class NixlOperationTags {
     }
 
     /** {@code read} or {@code write}: what the passive side allows, the active side does. */
-    static String kind(AbstractOperation operation) {
+    static String kind(Operation operation) {
         return operation.operationKind() == OperationKind.WRITE ? "write" : "read";
     }
 
     /** {@code active} (moves the bytes) or {@code passive} (publishes its buffers). */
-    static String role(AbstractOperation operation) {
-        return operation instanceof ActiveOperation ? "active" : "passive";
+    static String role(Operation operation) {
+        return operation.isPassive() ? "passive" : "active";
     }
 
     /** {@code cpu} or {@code cuda}: the memory of the local buffers. */
-    static String device(AbstractOperation operation) {
+    static String device(Operation operation) {
         return operation.deviceKind().toString();
     }
 
     /** {@code complete}, {@code cancelled}, {@code timeout} (errored by a timeout) or {@code errored}; {@code running} before the end. */
-    static String outcome(AbstractOperation operation) {
+    static String outcome(Operation operation) {
         OperationStatus status = operation.status();
         return switch (status) {
             case COMPLETE -> "complete";
@@ -45,7 +44,7 @@ final class NixlOperationTags {
     }
 
     /** Simple name of the failure's class; {@code none} when there is no failure recorded. */
-    static String cause(AbstractOperation operation) {
+    static String cause(Operation operation) {
         Throwable failure = operation.failure();
         return failure == null ? "none" : failure.getClass().getSimpleName();
     }

@@ -15,7 +15,7 @@ import io.nixlconnect.OperationStatus;
 import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransferException;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.time.Duration;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
@@ -44,7 +44,7 @@ class NixlConnectObservabilityTests {
 
     /** The other worker: a plain core connector, as a peer process would have. */
     private final Connector peer = new Connector(ConnectorOptions.builder().workerId("peer")
-            .backend(TransportBackend.EMBEDDED).build());
+            .transports(EmbeddedSettings.defaults()).build());
 
     @AfterEach
     void closePeer() {

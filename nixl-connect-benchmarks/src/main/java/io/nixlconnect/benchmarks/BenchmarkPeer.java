@@ -2,7 +2,6 @@ package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.TransportBackend;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -19,7 +18,7 @@ public final class BenchmarkPeer {
     }
 
     public static void main(String[] args) throws Exception {
-        TransportBackend backend = TransportBackend.valueOf(args.length > 0 ? args[0] : "EMBEDDED");
+        String backend = args.length > 0 ? args[0] : "embedded";
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
         BenchmarkBuffer buffer = null;
         try (Connector connector = new Connector(BenchmarkOptions.connector("bench-peer", backend).build());

@@ -14,8 +14,13 @@ public interface TransportAgent extends AutoCloseable {
     /** The agent's name, unique among the peers it talks to. */
     String name();
 
-    /** Details for health reports: endpoint, plugins, counters. Never null. */
+    /** Details for health reports: the backend's own counters and settings. Never null; no null values. */
     Map<String, Object> details();
+
+    /** {@code host:port} peers connect to, where the backend has one address; {@code null} otherwise. */
+    default String endpoint() {
+        return null;
+    }
 
     /** Whether the agent is alive and able to serve peers (its listener runs, its progress thread runs). */
     boolean isServing();

@@ -50,12 +50,16 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public Map<String, Object> details() {
         Map<String, Object> details = new LinkedHashMap<>();
-        details.put("endpoint", transport.endpoint());
         details.put("registeredRegions", registered.size());
         details.put("openWindows", windows.size());
         details.put("transfersInFlight", transfers.size());
         details.put("remoteAgents", remotes.size());
         return details;
+    }
+
+    @Override
+    public String endpoint() {
+        return transport.endpoint();
     }
 
     @Override
