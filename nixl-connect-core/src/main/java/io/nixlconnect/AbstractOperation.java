@@ -157,7 +157,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         return new TransferException(terminal, message, cause);
     }
 
-    /** Releases what the subclass holds in the transport (transfer handle, window, peer reference). */
+    /** Releases what the subclass holds in the transport (transfer handle, window). */
     abstract void releaseTransport();
 
     @Override

@@ -131,9 +131,5 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         if (posted != null) {
             posted.cancel();
         }
-        Remote loaded = remote;
-        if (loaded != null) {
-            loaded.release();
-        }
     }
 }

@@ -1,30 +1,23 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.TransportAgent;
-import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One transport agent of a {@link Connector}, named {@code <workerId>-<number>}: its memory registrations
  * and the peers it has loaded. A connector creates one connection and reuses it for every operation;
  * more are only needed to present several agents.
  *
- * <p>Read-only for applications: the connector creates it, and loads and releases peers through it. Peers are
- * reference-counted: a {@link Remote} holds a reference for as long as an operation needs the peer; the peer is
- * unloaded when the last reference goes, and reloaded when it presents changed metadata.
+ * <p>Read-only for applications: the connector creates it and loads peers through it before every transfer. The
+ * transport agent owns the peers' lifetime (loading the same metadata again is a lookup there; it unloads when it
+ * chooses), so nothing here can unload a peer under a live transfer.
  */
 public final class Connection {
 
     private final Connector connector;
     private final int number;
     private final String name;
-    private final Map<String, RemoteAgent> remotes = new HashMap<>();
-    // The loaded peers by metadata (content equality): every operation looks its peer up, in one step
-    // however many peers are loaded.
-    private final Map<ByteBuffer, String> remotesByMetadata = new HashMap<>();
     private TransportAgent agent;
     private RegistrationCache registrations;
     private boolean closed;
@@ -97,37 +90,13 @@ public final class Connection {
         return RdmaMetadata.ofEncoded(descriptors, raw, encoded, notificationKey, kind);
     }
 
-    /** Adds a reference to an already loaded peer. */
-    synchronized void acquireRemoteRef(String remoteName) {
-        RemoteAgent remote = remotes.get(remoteName);
-        if (remote == null) {
-            throw new IllegalStateException("No remote agent named '" + remoteName + "' is loaded on " + name);
+    /** Number of peers the agent holds loaded. */
+    public int remoteAgentCount() {
+        TransportAgent loaded;
+        synchronized (this) {
+            loaded = closed ? null : agent;
         }
-        remote.references++;
-    }
-
-    /**
-     * Drops a reference to a peer; the last one unloads it.
-     *
-     * @return true when that was the last reference and the peer was unloaded
-     */
-    synchronized boolean releaseRemoteRef(String remoteName) {
-        RemoteAgent remote = remotes.get(remoteName);
-        if (remote == null || --remote.references > 0) {
-            return false;
-        }
-        remotes.remove(remoteName);
-        remotesByMetadata.remove(ByteBuffer.wrap(remote.metadata));
-        // Unload under the lock: a concurrent loadRemote of the same peer must not be undone by this unload.
-        if (agent != null && !closed) {
-            agent.unloadRemoteAgent(remoteName);
-        }
-        return true;
-    }
-
-    /** Number of peers currently loaded. */
-    public synchronized int remoteAgentCount() {
-        return remotes.size();
+        return loaded == null ? 0 : loaded.remoteAgentCount();
     }
 
     /** Bytes of local memory currently registered through this connection. */
@@ -140,12 +109,12 @@ public final class Connection {
     }
 
     /**
-     * Loads a peer (or reuses it when already loaded with identical metadata) and takes a reference.
+     * Loads a peer for a transfer (the agent makes this a lookup when it already holds the same metadata).
      *
      * @return the peer's agent name
      * @throws IllegalArgumentException if the metadata is empty or larger than the connector's maxMetadataSize
      */
-    synchronized String loadRemote(byte[] metadata) {
+    String loadRemote(byte[] metadata) {
         if (metadata == null || metadata.length == 0) {
             throw new IllegalArgumentException("peer agent metadata must not be empty");
         }
@@ -154,25 +123,7 @@ public final class Connection {
             throw new IllegalArgumentException("Peer agent metadata of " + metadata.length
                     + " bytes exceeds the limit of " + max + " bytes (maxMetadataSize)");
         }
-        TransportAgent local = agent();
-        String loadedName = remotesByMetadata.get(ByteBuffer.wrap(metadata));
-        if (loadedName != null) {
-            remotes.get(loadedName).references++;
-            return loadedName;
-        }
-        // New or changed peer: the backend replaces a peer of the same name.
-        String remoteName = local.loadRemoteAgent(metadata);
-        byte[] copy = metadata.clone();
-        RemoteAgent known = remotes.get(remoteName);
-        if (known != null) {
-            remotesByMetadata.remove(ByteBuffer.wrap(known.metadata));
-            known.metadata = copy;
-            known.references++;
-        } else {
-            remotes.put(remoteName, new RemoteAgent(copy));
-        }
-        remotesByMetadata.put(ByteBuffer.wrap(copy), remoteName);
-        return remoteName;
+        return agent().loadRemoteAgent(metadata);
     }
 
     synchronized TransportAgent agent() {
@@ -198,8 +149,6 @@ public final class Connection {
             }
             closed = true;
             toClose = agent;
-            remotes.clear();
-            remotesByMetadata.clear();
             if (registrations != null) {
                 registrations.clear();
             }
@@ -213,14 +162,5 @@ public final class Connection {
     @Override
     public String toString() {
         return "Connection[" + name + "]";
-    }
-
-    private static final class RemoteAgent {
-        byte[] metadata;
-        int references = 1;
-
-        RemoteAgent(byte[] metadata) {
-            this.metadata = metadata;
-        }
     }
 }

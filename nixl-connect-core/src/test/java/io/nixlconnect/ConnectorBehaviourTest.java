@@ -65,7 +65,7 @@ class ConnectorBehaviourTest {
     }
 
     @Test
-    void remoteReferencesAreCountedAndTheLastUnloads() {
+    void loadingAPeerAgainIsALookupAndTheAgentKeepsItUntilClose() {
         try (Connector a = new Connector(embedded().workerId("a").build());
              Connector b = new Connector(embedded().workerId("b").build())) {
             Connection local = a.connection();
@@ -73,17 +73,13 @@ class ConnectorBehaviourTest {
             Remote first = new Remote(local, peer);
             Remote second = new Remote(local, peer);
             assertThat(first.name()).isEqualTo("b-1").isEqualTo(second.name());
+            assertThat(first.connection()).isSameAs(local);
             assertThat(local.remoteAgentCount()).isEqualTo(1);
-            local.acquireRemoteRef("b-1");
-            assertThat(local.releaseRemoteRef("b-1")).isFalse();
-            first.release();
-            first.release(); // idempotent
-            assertThat(local.remoteAgentCount()).isEqualTo(1);
-            second.release();
-            assertThat(local.remoteAgentCount()).isZero();
-            assertThatThrownBy(() -> local.acquireRemoteRef("b-1")).isInstanceOf(IllegalStateException.class);
+            assertThat(a.remoteAgentCount()).isEqualTo(1);
             assertThatThrownBy(() -> new Remote(local, new byte[0])).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("must not be empty");
+            local.close();
+            assertThat(local.remoteAgentCount()).isZero();
         }
     }
 
@@ -99,22 +95,6 @@ class ConnectorBehaviourTest {
             Remote back = new Remote(local, before);
             assertThat(List.of(old.name(), reloaded.name(), again.name(), back.name())).containsOnly("peer");
             assertThat(local.remoteAgentCount()).isEqualTo(1);
-
-            for (Remote remote : List.of(old, reloaded, again)) {
-                remote.release();
-                assertThat(local.remoteAgentCount()).isEqualTo(1);
-            }
-            back.release();
-            assertThat(local.remoteAgentCount()).isZero();
-
-            // Neither metadata still points at the unloaded peer: both load it afresh.
-            Remote first = new Remote(local, before);
-            Remote second = new Remote(local, after);
-            assertThat(second.name()).isEqualTo(first.name()).isEqualTo("peer");
-            assertThat(local.remoteAgentCount()).isEqualTo(1);
-            second.release();
-            first.release();
-            assertThat(local.remoteAgentCount()).isZero();
         }
     }
 
@@ -150,7 +130,8 @@ class ConnectorBehaviourTest {
             assertThat(read.status()).isEqualTo(OperationStatus.ERRORED);
             assertThat(took).isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
             assertThat(connector.registeredBytes()).isZero();
-            assertThat(connector.remoteAgentCount()).isZero();
+            // The agent keeps the peer loaded for a next operation (it owns peer lifetime); close releases it.
+            assertThat(connector.remoteAgentCount()).isEqualTo(1);
         }
     }
 

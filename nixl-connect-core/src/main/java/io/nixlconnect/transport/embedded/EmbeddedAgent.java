@@ -102,9 +102,10 @@ final class EmbeddedAgent implements TransportAgent {
         return peer.agent();
     }
 
+    /** Peers stay loaded until close: each is a name and an endpoint; connections are pooled per endpoint. */
     @Override
-    public void unloadRemoteAgent(String remoteAgentName) {
-        remotes.remove(remoteAgentName);
+    public int remoteAgentCount() {
+        return remotes.size();
     }
 
     @Override
