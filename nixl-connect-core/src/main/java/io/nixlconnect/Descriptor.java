@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
 import io.nixlconnect.cuda.CudaBuffer;
 import io.nixlconnect.cuda.CudaDeviceBuffer;
 import io.nixlconnect.cuda.LiveUse;
@@ -59,7 +60,7 @@ public final class Descriptor implements AutoCloseable {
     }
 
     private Descriptor(Memory memory, long size) {
-        this(com.sun.jna.Pointer.nativeValue(memory), size, Device.CPU, memory, false);
+        this(Pointer.nativeValue(memory), size, Device.CPU, memory, false);
         this.owned = memory;
     }
 
@@ -152,7 +153,7 @@ public final class Descriptor implements AutoCloseable {
             throw new IllegalArgumentException("data must not be null");
         }
         Memory memory = NativeMemory.allocate(data.length);
-        NativeMemory.copyIn(data, com.sun.jna.Pointer.nativeValue(memory));
+        NativeMemory.copyIn(data, Pointer.nativeValue(memory));
         return memory;
     }
 

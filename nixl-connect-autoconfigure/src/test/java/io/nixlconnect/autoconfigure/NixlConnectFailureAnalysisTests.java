@@ -36,6 +36,21 @@ class NixlConnectFailureAnalysisTests {
     }
 
     @Test
+    void backendKnobsAndTheBackendNameAreValidatedToo() {
+        runner.withPropertyValues("nixl.connect.backend=rdma", "nixl.connect.embedded.max-connections-per-peer=0",
+                "nixl.connect.nixl.progress-thread-delay=-1ms").run(context -> {
+            assertThat(context).hasFailed();
+            InvalidNixlConnectPropertiesException invalid = findCause(context.getStartupFailure(),
+                    InvalidNixlConnectPropertiesException.class);
+            assertThat(invalid.violations()).extracting(InvalidNixlConnectPropertiesException.Violation::property)
+                    .containsExactly("nixl.connect.backend", "nixl.connect.embedded.max-connections-per-peer",
+                            "nixl.connect.nixl.progress-thread-delay");
+            assertThat(analyze(context.getStartupFailure()).getDescription())
+                    .contains("nixl.connect.backend = rdma: must be one of [auto, nixl, embedded]");
+        });
+    }
+
+    @Test
     void everyInvalidPropertyIsReportedAtOnce() {
         runner.withPropertyValues("nixl.connect.operation-timeout=0s", "nixl.connect.passive-timeout=-1s",
                 "nixl.connect.limits.max-in-flight-operations=0", "nixl.connect.limits.max-metadata-size=128MB",
