@@ -3,6 +3,7 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -14,7 +15,7 @@ class EmbeddedTransferContractTest extends TransferContractTest {
 
     @Override
     ConnectorOptions.Builder options() {
-        return ConnectorOptions.builder().backend(TransportBackend.EMBEDDED);
+        return ConnectorOptions.builder().transports(EmbeddedSettings.defaults());
     }
 
     @Test

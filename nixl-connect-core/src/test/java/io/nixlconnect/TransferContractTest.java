@@ -230,15 +230,15 @@ abstract class TransferContractTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2");
             assertThatThrownBy(() -> consumer.beginRead(readable.metadata(), c, small))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("descriptor at 1 must have the same size. 8 != 16");
+                    .hasMessageContaining("localDescriptors[1] and the remote descriptor at 1 must have the same size: 8 != 16");
             ReadableOperation single = producer.createReadable(a.size() == 16 ? Descriptor.allocate(16) : a);
             assertThatThrownBy(() -> consumer.beginRead(single.metadata(), small))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("Local and remote descriptors must be the same size. 8 != 16.");
+                    .hasMessageContaining("The local and the remote descriptor must be the same size: 8 != 16");
             assertThatThrownBy(() -> consumer.beginRead(single.metadata(), List.of()))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be an empty list");
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("localDescriptors must not be empty");
             assertThatThrownBy(() -> producer.createReadable())
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be an empty list");
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("localDescriptors must not be empty");
             readable.close();
             single.close();
         }
@@ -297,7 +297,8 @@ abstract class TransferContractTest {
         try (Descriptor buffer = Descriptor.allocate(64)) {
             ReadableOperation readable = producer.createReadable(buffer);
             assertThatThrownBy(() -> readable.waitForCompletion(Duration.ofMillis(50)))
-                    .isInstanceOf(TransferTimeoutException.class).hasMessageContaining("did not end within");
+                    .isInstanceOf(WaitTimeoutException.class).hasMessageContaining("did not end within")
+                    .extracting(e -> ((WaitTimeoutException) e).status()).isEqualTo(OperationStatus.INITIALIZED);
             assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
             readable.close();
         }
@@ -326,7 +327,7 @@ abstract class TransferContractTest {
         producer.close();
         assertThat(readable.status()).isEqualTo(OperationStatus.CANCELLED);
         assertThat(producer.registeredBytes()).isZero();
-        assertThatThrownBy(() -> producer.createReadable(buffer)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> producer.createReadable(buffer)).isInstanceOf(ConnectorClosedException.class)
                 .hasMessageContaining("closed");
         buffer.close();
     }

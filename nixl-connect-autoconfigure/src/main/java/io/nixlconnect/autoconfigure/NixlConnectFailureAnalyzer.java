@@ -1,10 +1,13 @@
 package io.nixlconnect.autoconfigure;
 
-import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.BackendUnavailableException;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.cuda.CudaUnavailableException;
 import io.nixlconnect.transport.TransportException;
+import io.nixlconnect.transport.TransportSettings;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -44,14 +47,17 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
     private static FailureAnalysis startupFailure(NixlConnectorStartupException e) {
         ConnectorOptions options = e.options();
         Throwable cause = e.getCause();
-        if (options.backend() == TransportBackend.NIXL && isNixlUnavailable(cause)) {
+        Optional<NixlSettings> nixl = options.transport(NixlSettings.class);
+        Optional<EmbeddedSettings> embedded = options.transport(EmbeddedSettings.class);
+        if (nixl.isPresent() && embedded.isEmpty() && isNixlUnavailable(cause)) {
+            NixlSettings settings = nixl.get();
             // The loader's own message can list dozens of search paths: DEBUG gets it whole, the report a summary.
             log.debug("NIXL could not be loaded", cause);
             return new FailureAnalysis(String.join("\n",
                     "nixl.connect.backend is 'nixl', but NIXL could not be loaded:",
                     "  " + summary(rootMessage(cause)),
-                    "  nixl.connect.nixl.library-path: " + orNotSet(options.nixlLibraryPath()),
-                    "  nixl.connect.nixl.plugin-directory: " + orNotSet(options.nixlPluginDirectory()),
+                    "  nixl.connect.nixl.library-path: " + orNotSet(settings.libraryDir()),
+                    "  nixl.connect.nixl.plugin-directory: " + orNotSet(settings.pluginDir()),
                     "  (every path searched: DEBUG log of " + NixlConnectFailureAnalyzer.class.getName() + ")"),
                     String.join("\n",
                             "Set nixl.connect.nixl.library-path to the directory of libnixl_capi.so (NIXL >= 1.1) and",
@@ -59,28 +65,28 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
                             "nixl.connect.backend=auto to fall back to the embedded transport (embedded: never use NIXL)."),
                     e);
         }
-        if (options.backend() != TransportBackend.NIXL && cause instanceof TransportException) {
+        if (embedded.isPresent() && cause instanceof TransportException) {
             return new FailureAnalysis("The nixl-connect embedded transport could not start on "
-                    + options.bindAddress() + ":" + options.port() + ": " + cause.getMessage(),
+                    + embedded.get().bindAddress() + ":" + embedded.get().port() + ": " + cause.getMessage(),
                     "Set nixl.connect.embedded.port=0 to pick a free port, choose a port no other process uses, "
                             + "or set nixl.connect.embedded.bind-address to an address of this host.",
                     e);
         }
-        return new FailureAnalysis("The nixl-connect connector could not start (backend " + options.backend() + "): "
-                + cause, "Check the nixl.connect.* settings and the cause above.", e);
+        return new FailureAnalysis("The nixl-connect connector could not start (transports "
+                + options.transports().stream().map(TransportSettings::name).toList() + "): " + cause,
+                "Check the nixl.connect.* settings and the cause above.", e);
     }
 
     /**
-     * Whether a connector construction failure means "NIXL is not available". The core library reports it
-     * as an {@link IllegalStateException} today; a missing or broken native library surfaces as a
-     * {@link LinkageError}. Add the core's dedicated exception type here once it exists.
+     * Whether a connector construction failure means "NIXL is not available": the core's
+     * {@link BackendUnavailableException}, or a {@link LinkageError} from a native library that is present but broken.
      */
     static boolean isNixlUnavailable(Throwable cause) {
         return cause instanceof BackendUnavailableException || cause instanceof LinkageError;
     }
 
-    private static String orNotSet(String value) {
-        return value == null ? "not set (searched the default locations)" : value;
+    private static String orNotSet(Object value) {
+        return value == null ? "not set (searched the default locations)" : value.toString();
     }
 
     /** The innermost message: the loader's reason without the wrappers' advice. */

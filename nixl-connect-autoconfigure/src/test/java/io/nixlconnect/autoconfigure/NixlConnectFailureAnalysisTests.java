@@ -38,6 +38,29 @@ class NixlConnectFailureAnalysisTests {
     }
 
     @Test
+    void backendKnobsAndTheBackendNameAreValidatedToo() {
+        assertThat(rejected("nixl.connect.backend=rdma")).containsExactly(
+                "nixl.connect.backend: must be one of [auto, nixl, embedded]: auto (NIXL when it loads, else embedded; "
+                        + "the default), nixl or embedded");
+        assertThat(rejected("nixl.connect.embedded.max-connections-per-peer=0")).singleElement().asString()
+                .startsWith("nixl.connect.embedded.maxConnectionsPerPeer: must be at least 1");
+        assertThat(rejected("nixl.connect.nixl.progress-thread-delay=-1ms")).singleElement().asString()
+                .startsWith("nixl.connect.nixl.progressThreadDelay: must be zero or positive when set");
+    }
+
+    /** The properties (as Boot's report names them) and reasons a start-up with these values is refused for. */
+    private java.util.List<String> rejected(String... properties) {
+        java.util.List<String> errors = new java.util.ArrayList<>();
+        runner.withPropertyValues(properties).run(context -> {
+            assertThat(context).hasFailed();
+            BindValidationException invalid = findCause(context.getStartupFailure(), BindValidationException.class);
+            invalid.getValidationErrors().getAllErrors()
+                    .forEach(error -> errors.add(property(error) + ": " + error.getDefaultMessage()));
+        });
+        return errors;
+    }
+
+    @Test
     void everyInvalidPropertyIsReportedAtOnce() {
         runner.withPropertyValues("nixl.connect.operation-timeout=0s", "nixl.connect.passive-timeout=-1s",
                 "nixl.connect.limits.max-in-flight-operations=0", "nixl.connect.limits.max-metadata-size=128MB",

@@ -14,7 +14,6 @@ import io.nixlconnect.OperationStatus;
 import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransferException;
-import io.nixlconnect.TransportBackend;
 import io.nixlconnect.autoconfigure.health.NixlConnectHealthAutoConfiguration;
 import io.nixlconnect.autoconfigure.health.NixlConnectHealthIndicator;
 import io.nixlconnect.autoconfigure.observation.DefaultNixlTransferObservationConvention;
@@ -25,6 +24,7 @@ import io.nixlconnect.autoconfigure.observation.NixlTransferContext;
 import io.nixlconnect.autoconfigure.observation.NixlTransferObservationConvention;
 import io.nixlconnect.autoconfigure.observation.NixlTransferObservations;
 import io.micrometer.common.KeyValues;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.time.Duration;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
@@ -55,7 +55,7 @@ class NixlConnectObservabilityTests {
 
     /** The other worker: a plain core connector, as a peer process would have. */
     private final Connector peer = new Connector(ConnectorOptions.builder().workerId("peer")
-            .backend(TransportBackend.EMBEDDED).build());
+            .transports(EmbeddedSettings.defaults()).build());
 
     @AfterEach
     void closePeer() {

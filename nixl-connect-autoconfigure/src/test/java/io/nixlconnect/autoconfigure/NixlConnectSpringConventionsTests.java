@@ -7,7 +7,7 @@ import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.SerializedDescriptor;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.autoconfigure.health.NixlConnectHealthAutoConfiguration;
 import io.nixlconnect.autoconfigure.health.NixlConnectHealthIndicator;
 import io.nixlconnect.autoconfigure.observation.NixlConnectMeterBinder;
@@ -107,12 +107,12 @@ class NixlConnectSpringConventionsTests {
 
         @Bean(destroyMethod = "close")
         Connector first() {
-            return new Connector(ConnectorOptions.builder().workerId("first").backend(TransportBackend.EMBEDDED).build());
+            return new Connector(ConnectorOptions.builder().workerId("first").transports(EmbeddedSettings.defaults()).build());
         }
 
         @Bean(destroyMethod = "close")
         Connector second() {
-            return new Connector(ConnectorOptions.builder().workerId("second").backend(TransportBackend.EMBEDDED).build());
+            return new Connector(ConnectorOptions.builder().workerId("second").transports(EmbeddedSettings.defaults()).build());
         }
     }
 

@@ -4,12 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorClosedException;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.OperationStatus;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.TransferTimeoutException;
+import io.nixlconnect.WaitTimeoutException;
 import io.nixlconnect.WritableOperation;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -81,7 +82,7 @@ class NixlTransfersAndLifecycleTests {
         runner.withPropertyValues("nixl.connect.operation-timeout=100ms").run(context -> {
             NixlTransfers transfers = context.getBean(NixlTransfers.class);
             try (ReadableOperation unread = transfers.publish(new byte[4])) {
-                assertThatThrownBy(() -> transfers.await(unread)).isInstanceOf(TransferTimeoutException.class)
+                assertThatThrownBy(() -> transfers.await(unread)).isInstanceOf(WaitTimeoutException.class)
                         .hasMessageContaining("PT0.1S");
                 assertThat(unread.status()).isEqualTo(OperationStatus.INITIALIZED);
             }
@@ -97,7 +98,7 @@ class NixlTransfersAndLifecycleTests {
                     ((ConfigurableApplicationContext) producer.getSourceApplicationContext())::close);
             awaitUntil(() -> !connector.isAccepting());
             assertThatThrownBy(() -> connector.createReadable(Descriptor.allocate(1)))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("shutting down");
+                    .isInstanceOf(ConnectorClosedException.class).hasMessageContaining("shutting down");
 
             try (Descriptor target = Descriptor.allocate(2);
                  ReadOperation read = consumer.getBean(Connector.class).beginRead(published.metadata(), target)) {

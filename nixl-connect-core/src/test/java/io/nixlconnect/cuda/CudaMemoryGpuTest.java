@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.TestTags;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Random;
@@ -15,9 +16,11 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Real allocations and copies; skipped, with the reason, on machines without a usable GPU. */
+@Tag(TestTags.GPU)
 class CudaMemoryGpuTest {
 
     private static final int SIZE = 3 * 1024 * 1024 + 17; // odd on purpose: no alignment luck

@@ -1,5 +1,6 @@
 package io.nixlconnect.cuda;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
@@ -129,7 +130,7 @@ public final class GpuCheck {
     /** Moves a GPU buffer into another through two connectors on the embedded transport; returns GB/s. */
     private static String connectorTransfer(CudaMemory cuda, int sourceId, int targetId, long bytes, boolean read) {
         io.nixlconnect.ConnectorOptions.Builder options = io.nixlconnect.ConnectorOptions.builder()
-                .backend(io.nixlconnect.TransportBackend.EMBEDDED);
+                .transports(EmbeddedSettings.defaults());
         try (io.nixlconnect.Connector passive = new io.nixlconnect.Connector(options.workerId("gpu-passive").build());
              io.nixlconnect.Connector active = new io.nixlconnect.Connector(options.workerId("gpu-active").build());
              CudaDeviceBuffer source = cuda.allocate(sourceId, bytes);

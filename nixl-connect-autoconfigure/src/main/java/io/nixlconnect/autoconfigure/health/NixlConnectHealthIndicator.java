@@ -1,9 +1,11 @@
 package io.nixlconnect.autoconfigure.health;
 
 import io.nixlconnect.Connector;
+import io.nixlconnect.TransportStatus;
 import io.nixlconnect.cuda.Cuda;
 import io.nixlconnect.cuda.CudaAvailability;
 import io.nixlconnect.cuda.CudaDevice;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -44,11 +46,11 @@ public class NixlConnectHealthIndicator extends AbstractHealthIndicator {
         } else {
             builder.down().withDetail("reason", !accepting ? (serving ? "shutting down" : "closed") : "transport not serving");
         }
-        Map<String, Object> transport = connector.transportDetails();
+        TransportStatus status = connector.transportStatus();
         builder.withDetail("worker", connector.name())
-                .withDetail("backend", connector.backendName())
-                .withDetail("agent", transport.get("agent"))
-                .withDetail("transport", transport)
+                .withDetail("backend", status.backend())
+                .withDetail("agent", status.agent())
+                .withDetail("transport", transportDetail(status))
                 .withDetail("inFlightOperations", inFlight)
                 .withDetail("maxInFlightOperations", limit)
                 .withDetail("registeredBytes", connector.registeredBytes())
@@ -56,6 +58,18 @@ public class NixlConnectHealthIndicator extends AbstractHealthIndicator {
         if (cudaOnClassPath) { // a CPU-only application did not ask about GPUs
             builder.withDetail("cudaDevices", cudaDevices());
         }
+    }
+
+    /** The transport's own details, as {@code docs/observability.md} lists them: backend, agent, endpoint, counters. */
+    private static Map<String, Object> transportDetail(TransportStatus status) {
+        Map<String, Object> transport = new LinkedHashMap<>();
+        transport.put("backend", status.backend());
+        transport.put("agent", status.agent());
+        if (status.endpoint() != null) {
+            transport.put("endpoint", status.endpoint());
+        }
+        transport.putAll(status.details());
+        return transport;
     }
 
     /** The visible CUDA devices, or why there are none (cached: probing the driver happens once). */

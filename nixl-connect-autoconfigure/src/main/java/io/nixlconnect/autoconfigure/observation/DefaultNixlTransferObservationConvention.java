@@ -1,7 +1,7 @@
 package io.nixlconnect.autoconfigure.observation;
 
 import io.micrometer.common.KeyValues;
-import io.nixlconnect.AbstractOperation;
+import io.nixlconnect.Operation;
 import io.nixlconnect.autoconfigure.observation.NixlTransferObservationDocumentation.HighCardinalityKeyNames;
 import io.nixlconnect.autoconfigure.observation.NixlTransferObservationDocumentation.LowCardinalityKeyNames;
 
@@ -22,13 +22,13 @@ public class DefaultNixlTransferObservationConvention implements NixlTransferObs
 
     @Override
     public String getContextualName(NixlTransferContext context) {
-        AbstractOperation operation = context.getOperation();
+        Operation operation = context.getOperation();
         return "nixl " + NixlOperationTags.kind(operation) + " " + NixlOperationTags.role(operation);
     }
 
     @Override
     public KeyValues getLowCardinalityKeyValues(NixlTransferContext context) {
-        AbstractOperation operation = context.getOperation();
+        Operation operation = context.getOperation();
         KeyValues values = KeyValues.of(
                 LowCardinalityKeyNames.KIND.withValue(NixlOperationTags.kind(operation)),
                 LowCardinalityKeyNames.ROLE.withValue(NixlOperationTags.role(operation)),
@@ -42,7 +42,7 @@ public class DefaultNixlTransferObservationConvention implements NixlTransferObs
 
     @Override
     public KeyValues getHighCardinalityKeyValues(NixlTransferContext context) {
-        AbstractOperation operation = context.getOperation();
+        Operation operation = context.getOperation();
         return KeyValues.of(HighCardinalityKeyNames.NOTIFICATION_KEY.withValue(operation.notificationKey()),
                 HighCardinalityKeyNames.BYTES.withValue(Long.toString(operation.totalBytes())));
     }

@@ -4,10 +4,9 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.nixlconnect.AbstractOperation;
-import io.nixlconnect.ActiveOperation;
 import io.nixlconnect.Connector;
 import io.nixlconnect.DeviceKind;
+import io.nixlconnect.Operation;
 import io.nixlconnect.OperationKind;
 import io.nixlconnect.OperationListener;
 import io.nixlconnect.OperationStatus;
@@ -69,11 +68,11 @@ public class NixlConnectMeterBinder implements MeterBinder, OperationListener, A
     }
 
     @Override
-    public void operationFinished(AbstractOperation operation) {
+    public void operationFinished(Operation operation) {
         if (operation.status() != OperationStatus.COMPLETE || operation.deviceKind() == DeviceKind.UNSPECIFIED) {
             return;
         }
-        int index = index(operation.operationKind(), operation instanceof ActiveOperation, operation.deviceKind());
+        int index = index(operation.operationKind(), !operation.isPassive(), operation.deviceKind());
         for (Counter[] counters : bytesCounters) {
             counters[index].increment(operation.totalBytes());
         }

@@ -1,7 +1,6 @@
 package io.nixlconnect.autoconfigure.observation;
 
-import io.nixlconnect.AbstractOperation;
-import io.nixlconnect.ActiveOperation;
+import io.nixlconnect.Operation;
 import io.nixlconnect.OperationKind;
 import io.nixlconnect.OperationStatus;
 import io.nixlconnect.TransferTimeoutException;
@@ -13,29 +12,29 @@ final class NixlOperationTags {
     }
 
     /** {@code read} or {@code write}: what the passive side allows, the active side does. */
-    static String kind(AbstractOperation operation) {
+    static String kind(Operation operation) {
         return operation.operationKind() == OperationKind.WRITE ? "write" : "read";
     }
 
     /** {@code active} (moves the bytes) or {@code passive} (publishes its buffers). */
-    static String role(AbstractOperation operation) {
-        return operation instanceof ActiveOperation ? "active" : "passive";
+    static String role(Operation operation) {
+        return operation.isPassive() ? "passive" : "active";
     }
 
     /** {@code cpu} or {@code cuda}: the memory of the local buffers. */
-    static String device(AbstractOperation operation) {
+    static String device(Operation operation) {
         return operation.deviceKind().toString();
     }
 
     /** Whether the operation has reached a terminal status (and so has an outcome). */
-    static boolean ended(AbstractOperation operation) {
+    static boolean ended(Operation operation) {
         OperationStatus status = operation.status();
         return status == OperationStatus.COMPLETE || status == OperationStatus.CANCELLED
                 || status == OperationStatus.ERRORED;
     }
 
     /** {@code complete}, {@code cancelled}, {@code timeout} (errored by a timeout) or {@code errored}. */
-    static String outcome(AbstractOperation operation) {
+    static String outcome(Operation operation) {
         return switch (operation.status()) {
             case COMPLETE -> "complete";
             case CANCELLED -> "cancelled";

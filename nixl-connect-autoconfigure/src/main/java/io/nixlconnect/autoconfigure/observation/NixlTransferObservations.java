@@ -2,8 +2,8 @@ package io.nixlconnect.autoconfigure.observation;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
-import io.nixlconnect.AbstractOperation;
 import io.nixlconnect.Connector;
+import io.nixlconnect.Operation;
 import io.nixlconnect.OperationListener;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,7 +22,7 @@ public class NixlTransferObservations implements OperationListener, AutoCloseabl
     private final Connector connector;
     private final ObservationRegistry registry;
     private final NixlTransferObservationConvention customConvention;
-    private final Map<AbstractOperation, Observation> running = new ConcurrentHashMap<>();
+    private final Map<Operation, Observation> running = new ConcurrentHashMap<>();
 
     /** @param customConvention replaces the default convention; {@code null} for the default */
     public NixlTransferObservations(Connector connector, ObservationRegistry registry,
@@ -34,7 +34,7 @@ public class NixlTransferObservations implements OperationListener, AutoCloseabl
     }
 
     @Override
-    public void operationStarted(AbstractOperation operation) {
+    public void operationStarted(Operation operation) {
         if (registry.isNoop()) {
             return;
         }
@@ -47,7 +47,7 @@ public class NixlTransferObservations implements OperationListener, AutoCloseabl
     }
 
     @Override
-    public void operationFinished(AbstractOperation operation) {
+    public void operationFinished(Operation operation) {
         Observation observation = running.remove(operation);
         if (observation == null) {
             return; // created before this listener was added, or while the registry was a no-op

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.cuda.Cuda;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class NixlConnectHealthIndicatorTests {
 
     private final Connector connector = new Connector(ConnectorOptions.builder().workerId("health")
-            .backend(TransportBackend.EMBEDDED).build());
+            .transports(EmbeddedSettings.defaults()).build());
 
     @AfterEach
     void close() {
