@@ -17,6 +17,7 @@ import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransferException;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -234,7 +235,7 @@ class NixlConnectObservabilityTests {
         }
     }
 
-    private static void awaitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void awaitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime()).as("condition within 5s").isLessThan(deadline);
