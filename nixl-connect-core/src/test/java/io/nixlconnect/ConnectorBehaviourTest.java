@@ -10,6 +10,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -283,7 +284,7 @@ class ConnectorBehaviourTest {
     void descriptorsValidateTheirArguments() {
         assertThatThrownBy(() -> new Descriptor(0, 8, Device.CPU, null)).hasMessageContaining("ptr must not be 0");
         assertThatThrownBy(() -> new Descriptor(4096, -1, "cpu", null)).hasMessageContaining(">= 0");
-        assertThatThrownBy(() -> new Descriptor(java.nio.ByteBuffer.allocate(8))).hasMessageContaining("direct");
+        assertThatThrownBy(() -> new Descriptor(ByteBuffer.allocate(8))).hasMessageContaining("direct");
         assertThatThrownBy(() -> new Descriptor((byte[]) null)).hasMessageContaining("data must not be null");
         try (Descriptor gpu = new Descriptor(4096, 8, "cuda:1", null)) {
             assertThat(gpu.metadata()).isEqualTo(new SerializedDescriptor("cuda:1", 4096, 8));

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -105,7 +107,7 @@ abstract class TransferContractTest {
         int chunk = 1 << 28;
         for (long offset = 0; offset < descriptor.size(); offset += chunk) {
             int length = (int) Math.min(chunk, descriptor.size() - offset);
-            ByteBuffer view = descriptor.asByteBuffer(offset, length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer view = descriptor.asByteBuffer(offset, length).order(ByteOrder.LITTLE_ENDIAN);
             long base = offset / 8;
             while (view.remaining() >= 8) {
                 view.putLong((base++ * 0x9E3779B97F4A7C15L) ^ salt);
@@ -176,7 +178,7 @@ abstract class TransferContractTest {
             readable.waitForCompletion(WAIT); // the passive side completes on the notification, a moment later
             byte[] received = new byte[800];
             target.get(received);
-            assertThat(received).isEqualTo(java.util.Arrays.copyOfRange(data, 100, 900));
+            assertThat(received).isEqualTo(Arrays.copyOfRange(data, 100, 900));
         }
     }
 

@@ -26,6 +26,7 @@ import io.nixlconnect.autoconfigure.observation.NixlTransferObservations;
 import io.micrometer.common.KeyValues;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -325,7 +326,7 @@ class NixlConnectObservabilityTests {
         }
     }
 
-    private static void awaitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void awaitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime()).as("condition within 5s").isLessThan(deadline);

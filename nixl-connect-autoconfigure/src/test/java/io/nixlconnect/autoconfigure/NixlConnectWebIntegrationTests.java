@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadableOperation;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -124,7 +126,7 @@ class NixlConnectWebIntegrationTests {
     private double measurement(String meter, String tag) {
         String uri = "/actuator/metrics/" + meter + (tag == null ? "" : "?tag=" + tag);
         Map<String, Object> body = http.get().uri(uri).retrieve().body(JSON_OBJECT);
-        Map<?, ?> first = (Map<?, ?>) ((java.util.List<?>) body.get("measurements")).get(0);
+        Map<?, ?> first = (Map<?, ?>) ((List<?>) body.get("measurements")).get(0);
         return ((Number) first.get("value")).doubleValue();
     }
 
@@ -166,7 +168,7 @@ class NixlConnectWebIntegrationTests {
         @PostMapping("/pull")
         Map<String, Object> pull(@RequestBody RdmaMetadata metadata) {
             byte[] bytes = transfers.readBytes(metadata);
-            return Map.of("bytes", bytes.length, "matches", java.util.Arrays.equals(bytes, pattern(bytes.length)));
+            return Map.of("bytes", bytes.length, "matches", Arrays.equals(bytes, pattern(bytes.length)));
         }
 
         @PostMapping("/echo")

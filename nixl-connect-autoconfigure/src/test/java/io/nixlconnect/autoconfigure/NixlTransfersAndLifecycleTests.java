@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
@@ -148,7 +149,7 @@ class NixlTransfersAndLifecycleTests {
         });
     }
 
-    private static void awaitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void awaitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime()).as("condition within 5s").isLessThan(deadline);

@@ -1,9 +1,11 @@
 package io.nixlconnect.cuda;
 
+import com.sun.jna.Pointer;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -143,12 +145,12 @@ public final class GpuCheck {
             long start = System.nanoTime();
             if (read) {
                 io.nixlconnect.ReadableOperation readable = passive.createReadable(from);
-                active.beginRead(readable.metadata(), to).waitForCompletion(java.time.Duration.ofMinutes(2));
-                readable.waitForCompletion(java.time.Duration.ofMinutes(2));
+                active.beginRead(readable.metadata(), to).waitForCompletion(Duration.ofMinutes(2));
+                readable.waitForCompletion(Duration.ofMinutes(2));
             } else {
                 io.nixlconnect.WritableOperation writable = passive.createWritable(to);
-                active.beginWrite(from, writable.metadata()).waitForCompletion(java.time.Duration.ofMinutes(2));
-                writable.waitForCompletion(java.time.Duration.ofMinutes(2));
+                active.beginWrite(from, writable.metadata()).waitForCompletion(Duration.ofMinutes(2));
+                writable.waitForCompletion(Duration.ofMinutes(2));
             }
             long elapsed = System.nanoTime() - start;
             ByteBuffer actual = ByteBuffer.allocateDirect((int) bytes);
@@ -201,7 +203,7 @@ public final class GpuCheck {
     }
 
     private static ByteBuffer region(PinnedHostBuffer buffer, long offset, int length) {
-        return new com.sun.jna.Pointer(buffer.address()).getByteBuffer(offset, length);
+        return new Pointer(buffer.address()).getByteBuffer(offset, length);
     }
 
     private static String arrayRoundTrip(CudaMemory cuda, int deviceId, int bytes) {

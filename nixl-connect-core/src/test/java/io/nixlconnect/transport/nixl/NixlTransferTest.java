@@ -1,6 +1,8 @@
 package io.nixlconnect.transport.nixl;
 
 import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import com.sun.management.OperatingSystemMXBean;
 import io.nixlconnect.TestTags;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
@@ -11,6 +13,9 @@ import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransferState;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
+import java.lang.management.ManagementFactory;
+import java.util.Arrays;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -93,7 +98,7 @@ class NixlTransferTest {
     }
 
     private static MemoryRegion region(Memory memory) {
-        return new MemoryRegion(com.sun.jna.Pointer.nativeValue(memory), memory.size(), MemoryType.DRAM, 0);
+        return new MemoryRegion(Pointer.nativeValue(memory), memory.size(), MemoryType.DRAM, 0);
     }
 
     private MemoryRegistration register(TransportAgent agent, Memory memory) {
@@ -112,7 +117,7 @@ class NixlTransferTest {
     }
 
     private static boolean sameBytes(Memory a, Memory b) {
-        return java.util.Arrays.equals(a.getByteArray(0, (int) a.size()), b.getByteArray(0, (int) b.size()));
+        return Arrays.equals(a.getByteArray(0, (int) a.size()), b.getByteArray(0, (int) b.size()));
     }
 
     private void readAndCheck(long size) throws Exception {
@@ -557,8 +562,8 @@ class NixlTransferTest {
         PassiveWindow waiting = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("idle"));
         cleanup.add(waiting);
         Thread.sleep(500);
-        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
-                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        OperatingSystemMXBean os = (OperatingSystemMXBean)
+                ManagementFactory.getOperatingSystemMXBean();
         long cpuBefore = os.getProcessCpuTime();
         long wallBefore = System.nanoTime();
         Thread.sleep(2000);
@@ -567,7 +572,7 @@ class NixlTransferTest {
         assertThat(cores).as("CPU used by the whole JVM while two agents idle").isLessThan(0.25);
     }
 
-    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);
