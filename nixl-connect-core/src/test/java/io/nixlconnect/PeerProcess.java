@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -48,9 +49,9 @@ public final class PeerProcess {
         // -Dpeer.bind=ADDRESS puts the server on another interface (the two-host test's network namespace);
         // -Dpeer.sameHostCopy=false makes the peer decline direct copies (always TCP); -Dpeer.port fixes its port.
         try (Connector connector = new Connector(ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid())
-                .backend(TransportBackend.EMBEDDED).bindAddress(System.getProperty("peer.bind", "127.0.0.1"))
-                .port(Integer.getInteger("peer.port", 0))
-                .sameHostCopy(Boolean.parseBoolean(System.getProperty("peer.sameHostCopy", "true"))).build());
+                .transports(EmbeddedSettings.defaults().withBindAddress(System.getProperty("peer.bind", "127.0.0.1"))
+                        .withPort(Integer.getInteger("peer.port", 0))
+                        .withSameHostCopy(Boolean.parseBoolean(System.getProperty("peer.sameHostCopy", "true")))).build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY " + connector.name());
             String line;

@@ -3,6 +3,7 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,7 +47,7 @@ class SameHostCopyTest {
 
     private Connector connector(boolean sameHostCopy) {
         Connector connector = new Connector(ConnectorOptions.builder().workerId("reader-" + connectors.size())
-                .backend(TransportBackend.EMBEDDED).sameHostCopy(sameHostCopy).operationTimeout(Duration.ofSeconds(20))
+                .transports(EmbeddedSettings.defaults().withSameHostCopy(sameHostCopy)).operationTimeout(Duration.ofSeconds(20))
                 .build());
         connectors.add(connector);
         return connector;
@@ -71,7 +72,7 @@ class SameHostCopyTest {
 
     @SuppressWarnings("unchecked")
     private static String peerPath(Connector connector) {
-        Map<String, String> paths = (Map<String, String>) connector.transportDetails().get("peerPaths");
+        Map<String, String> paths = (Map<String, String>) connector.transportStatus().details().get("peerPaths");
         assertThat(paths).hasSize(1);
         return paths.values().iterator().next();
     }
@@ -95,8 +96,8 @@ class SameHostCopyTest {
         }
         assertThat(peerPath(direct)).startsWith(DIRECT + " (pid " + peer.process().pid() + ")");
         assertThat(peerPath(tcp)).isEqualTo("tcp (same-host copy is turned off by configuration)");
-        assertThat(direct.transportDetails()).containsEntry("sameHostCopy", "on");
-        assertThat(tcp.transportDetails()).containsEntry("sameHostCopy", "off");
+        assertThat(direct.transportStatus().details()).containsEntry("sameHostCopy", "on");
+        assertThat(tcp.transportStatus().details()).containsEntry("sameHostCopy", "off");
     }
 
     @Test

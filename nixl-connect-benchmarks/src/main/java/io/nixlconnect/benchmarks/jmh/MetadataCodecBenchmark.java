@@ -7,7 +7,7 @@ import io.nixlconnect.OperationKind;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.SerializedDescriptor;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -45,7 +45,7 @@ public class MetadataCodecBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        connector = new Connector(ConnectorOptions.builder().workerId("codec-bench").backend(TransportBackend.EMBEDDED).build());
+        connector = new Connector(ConnectorOptions.builder().workerId("codec-bench").transports(EmbeddedSettings.defaults()).build());
         buffer = Descriptor.allocate(4096);
         try (ReadableOperation readable = connector.createReadable(buffer)) {
             metadata = readable.metadata();

@@ -6,7 +6,7 @@ import io.nixlconnect.Descriptor;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -58,8 +58,8 @@ public class SmallOperationBenchmark {
     }
 
     private ConnectorOptions options(String workerId) {
-        return ConnectorOptions.builder().workerId(workerId).backend(TransportBackend.EMBEDDED)
-                .sameHostCopy(sameHostCopy).build();
+        return ConnectorOptions.builder().workerId(workerId)
+                .transports(EmbeddedSettings.defaults().withSameHostCopy(sameHostCopy)).build();
     }
 
     @TearDown(Level.Trial)

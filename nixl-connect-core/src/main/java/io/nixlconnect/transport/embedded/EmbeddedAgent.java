@@ -50,7 +50,6 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public Map<String, Object> details() {
         Map<String, Object> details = new LinkedHashMap<>();
-        details.put("endpoint", transport.endpoint());
         details.put("registeredRegions", registered.size());
         details.put("openWindows", windows.size());
         details.put("transfersInFlight", transfers.size());
@@ -60,6 +59,11 @@ final class EmbeddedAgent implements TransportAgent {
                 : "on");
         details.put("peerPaths", transport.peerPaths());
         return details;
+    }
+
+    @Override
+    public String endpoint() {
+        return transport.endpoint();
     }
 
     @Override
@@ -102,9 +106,10 @@ final class EmbeddedAgent implements TransportAgent {
         return peer.agent();
     }
 
+    /** Peers stay loaded until close: each is a name and an endpoint; connections are pooled per endpoint. */
     @Override
-    public void unloadRemoteAgent(String remoteAgentName) {
-        remotes.remove(remoteAgentName);
+    public int remoteAgentCount() {
+        return remotes.size();
     }
 
     @Override

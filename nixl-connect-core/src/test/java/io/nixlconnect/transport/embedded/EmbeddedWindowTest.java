@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class EmbeddedWindowTest {
 
-    private final EmbeddedTransport transport = EmbeddedTransport.open(new EmbeddedSettings("127.0.0.1", 0, null));
+    private final EmbeddedTransport transport = EmbeddedTransport.open(EmbeddedSettings.defaults());
     private final EmbeddedAgent agent = (EmbeddedAgent) transport.createAgent("window-test");
 
     @AfterEach
