@@ -303,6 +303,9 @@ class NixlConnectObservabilityTests {
                     .hasHandledContextsThatSatisfy(contexts -> assertThat(contexts)
                             .extracting(c -> c.getLowCardinalityKeyValue("outcome").getValue())
                             .containsExactly("complete", "cancelled"))
+                    .hasHandledContextsThatSatisfy(contexts -> assertThat(contexts)
+                            .extracting(c -> c.getLowCardinalityKeyValue("path").getValue())
+                            .containsExactly(published.transferPath(), "none"))
                     .hasObservationWithNameEqualTo("nixl.transfer").that().hasBeenStarted().hasBeenStopped();
         });
     }

@@ -36,7 +36,8 @@ public class DefaultNixlTransferObservationConvention implements NixlTransferObs
                 LowCardinalityKeyNames.BACKEND.withValue(context.getBackend()));
         // Absent while running, so the long-task timer's series are not split by a value that cannot vary yet.
         return NixlOperationTags.ended(operation)
-                ? values.and(LowCardinalityKeyNames.OUTCOME.withValue(NixlOperationTags.outcome(operation)))
+                ? values.and(LowCardinalityKeyNames.OUTCOME.withValue(NixlOperationTags.outcome(operation)),
+                        LowCardinalityKeyNames.PATH.withValue(NixlOperationTags.path(operation)))
                 : values;
     }
 

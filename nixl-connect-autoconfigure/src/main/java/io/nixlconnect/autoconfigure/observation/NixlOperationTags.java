@@ -33,6 +33,12 @@ final class NixlOperationTags {
                 || status == OperationStatus.ERRORED;
     }
 
+    /** How the bytes moved ({@link Operation#transferPath()}); {@code none} when none moved. */
+    static String path(Operation operation) {
+        String path = operation.transferPath();
+        return path == null ? "none" : path;
+    }
+
     /** {@code complete}, {@code cancelled}, {@code timeout} (errored by a timeout) or {@code errored}. */
     static String outcome(Operation operation) {
         return switch (operation.status()) {

@@ -42,7 +42,12 @@ public enum NixlTransferObservationDocumentation implements ObservationDocumenta
         /** {@code embedded} or {@code nixl}. */
         BACKEND("backend"),
         /** {@code complete}, {@code cancelled}, {@code timeout} or {@code errored}; present once the operation ended. */
-        OUTCOME("outcome");
+        OUTCOME("outcome"),
+        /**
+         * How the bytes moved: {@code cross-memory-attach} or {@code tcp} (embedded transport), {@code nixl};
+         * {@code none} when none moved. Present once the operation ended.
+         */
+        PATH("path");
 
         private final String name;
 
