@@ -1,9 +1,12 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import javax.net.ssl.SSLContext;
 
 /**
  * Settings of a {@link Connector}. Immutable; build with {@link #builder()}. Every setting has a default
@@ -17,6 +20,10 @@ public final class ConnectorOptions {
     public static final int DEFAULT_MAX_IN_FLIGHT_OPERATIONS = 4096;
     /** Default for {@link Builder#maxMetadataSize}: 16 MiB of decoded agent metadata. */
     public static final int DEFAULT_MAX_METADATA_SIZE = 16 * 1024 * 1024;
+    /** Default for {@link Builder#maxDescriptors}. */
+    public static final int DEFAULT_MAX_DESCRIPTORS = 65536;
+    /** Largest accepted {@link Builder#maxDescriptors}: what the embedded transport serves in one request. */
+    public static final int MAX_DESCRIPTORS_LIMIT = 1 << 20;
 
     private final String workerId;
     private final TransportBackend backend;
@@ -27,6 +34,9 @@ public final class ConnectorOptions {
     private final Duration passiveTimeout;
     private final int maxInFlightOperations;
     private final int maxMetadataSize;
+    private final int maxDescriptors;
+    private final String embeddedSharedSecret;
+    private final SSLContext embeddedSslContext;
     private final String nixlLibraryPath;
     private final String nixlPluginDirectory;
     private final List<String> nixlBackends;
@@ -42,6 +52,9 @@ public final class ConnectorOptions {
         this.passiveTimeout = b.passiveTimeout;
         this.maxInFlightOperations = b.maxInFlightOperations;
         this.maxMetadataSize = b.maxMetadataSize;
+        this.maxDescriptors = b.maxDescriptors;
+        this.embeddedSharedSecret = b.embeddedSharedSecret;
+        this.embeddedSslContext = b.embeddedSslContext;
         this.nixlLibraryPath = b.nixlLibraryPath;
         this.nixlPluginDirectory = b.nixlPluginDirectory;
         this.nixlBackends = List.copyOf(b.nixlBackends);
@@ -64,6 +77,9 @@ public final class ConnectorOptions {
         b.passiveTimeout = passiveTimeout;
         b.maxInFlightOperations = maxInFlightOperations;
         b.maxMetadataSize = maxMetadataSize;
+        b.maxDescriptors = maxDescriptors;
+        b.embeddedSharedSecret = embeddedSharedSecret;
+        b.embeddedSslContext = embeddedSslContext;
         b.nixlLibraryPath = nixlLibraryPath;
         b.nixlPluginDirectory = nixlPluginDirectory;
         b.nixlBackends = nixlBackends;
@@ -114,6 +130,24 @@ public final class ConnectorOptions {
         return maxMetadataSize;
     }
 
+    /** Most descriptors a peer's metadata may list; longer lists are refused before anything is registered. */
+    public int maxDescriptors() {
+        return maxDescriptors;
+    }
+
+    /**
+     * Secret embedded-transport peers must prove to each other before any request is read; {@code null}: none.
+     * Not printed anywhere.
+     */
+    public String embeddedSharedSecret() {
+        return embeddedSharedSecret;
+    }
+
+    /** TLS for the embedded transport's connections (mutual: both sides present a certificate); {@code null}: plain TCP. */
+    public SSLContext embeddedSslContext() {
+        return embeddedSslContext;
+    }
+
     /** Directory holding {@code libnixl_capi.so}; {@code null} searches the default places. */
     public String nixlLibraryPath() {
         return nixlLibraryPath;
@@ -146,6 +180,9 @@ public final class ConnectorOptions {
         private Duration passiveTimeout;
         private int maxInFlightOperations = DEFAULT_MAX_IN_FLIGHT_OPERATIONS;
         private int maxMetadataSize = DEFAULT_MAX_METADATA_SIZE;
+        private int maxDescriptors = DEFAULT_MAX_DESCRIPTORS;
+        private String embeddedSharedSecret;
+        private SSLContext embeddedSslContext;
         private String nixlLibraryPath;
         private String nixlPluginDirectory;
         private List<String> nixlBackends = List.of("UCX");
@@ -219,6 +256,34 @@ public final class ConnectorOptions {
                         + RdmaMetadata.MAX_NIXL_METADATA_BYTES + " bytes, was " + bytes);
             }
             this.maxMetadataSize = bytes;
+            return this;
+        }
+
+        public Builder maxDescriptors(int max) {
+            if (max < 1 || max > MAX_DESCRIPTORS_LIMIT) {
+                throw new IllegalArgumentException("maxDescriptors must be 1.." + MAX_DESCRIPTORS_LIMIT + ", was " + max);
+            }
+            this.maxDescriptors = max;
+            return this;
+        }
+
+        /**
+         * Authenticates embedded-transport peers with a shared secret (at least
+         * {@value EmbeddedSettings#MIN_SHARED_SECRET_LENGTH} bytes, the same on every peer); {@code null} or blank: none.
+         */
+        public Builder embeddedSharedSecret(String secret) {
+            String value = secret == null || secret.isBlank() ? null : secret;
+            if (value != null && value.getBytes(StandardCharsets.UTF_8).length < EmbeddedSettings.MIN_SHARED_SECRET_LENGTH) {
+                throw new IllegalArgumentException("embeddedSharedSecret must be at least "
+                        + EmbeddedSettings.MIN_SHARED_SECRET_LENGTH + " bytes");
+            }
+            this.embeddedSharedSecret = value;
+            return this;
+        }
+
+        /** Runs the embedded transport over TLS from {@code context}; {@code null}: plain TCP. */
+        public Builder embeddedSslContext(SSLContext context) {
+            this.embeddedSslContext = context;
             return this;
         }
 

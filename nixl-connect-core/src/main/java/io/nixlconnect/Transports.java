@@ -59,7 +59,8 @@ final class Transports {
 
     private static Transport embedded(ConnectorOptions options) {
         return EmbeddedTransport.open(new EmbeddedSettings(options.bindAddress(), options.port(),
-                options.advertisedAddress()));
+                options.advertisedAddress()).withSharedSecret(options.embeddedSharedSecret())
+                .withSslContext(options.embeddedSslContext()));
     }
 
     private static String firstLine(String message) {
