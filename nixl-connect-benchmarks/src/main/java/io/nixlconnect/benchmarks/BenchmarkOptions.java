@@ -2,6 +2,16 @@ package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.TransportBackend;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.util.List;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * Connector options both benchmark JVMs share. The NIXL library directory comes from
@@ -11,6 +21,14 @@ import io.nixlconnect.TransportBackend;
 final class BenchmarkOptions {
 
     static final String LIBRARY_PATH_PROPERTY = "nixl.library.path";
+    /** PKCS#12 key store (key and trust both) for the embedded transport's TLS; unset: plain TCP. */
+    static final String TLS_KEY_STORE_PROPERTY = "bench.embedded.tls.keystore";
+    static final String TLS_PASSWORD_PROPERTY = "bench.embedded.tls.password";
+    /** Shared secret for the embedded transport; unset: none. */
+    static final String SECRET_PROPERTY = "bench.embedded.secret";
+    /** Properties the peer JVM inherits from the harness. */
+    static final List<String> FORWARDED = List.of(LIBRARY_PATH_PROPERTY, TLS_KEY_STORE_PROPERTY, TLS_PASSWORD_PROPERTY,
+            SECRET_PROPERTY);
 
     private BenchmarkOptions() {
     }
@@ -29,6 +47,29 @@ final class BenchmarkOptions {
         if (backend == TransportBackend.NIXL) {
             builder.nixlLibraryPath(nixlLibraryDir());
         }
+        builder.embeddedSharedSecret(System.getProperty(SECRET_PROPERTY));
+        String keyStore = System.getProperty(TLS_KEY_STORE_PROPERTY);
+        if (keyStore != null && !keyStore.isBlank()) {
+            builder.embeddedSslContext(sslContext(Path.of(keyStore),
+                    System.getProperty(TLS_PASSWORD_PROPERTY, "changeit").toCharArray()));
+        }
         return builder;
+    }
+
+    /** One key store serves as both key material and trust anchors (the benchmark's two JVMs share it). */
+    private static SSLContext sslContext(Path keyStore, char[] password) {
+        try (InputStream in = Files.newInputStream(keyStore)) {
+            KeyStore store = KeyStore.getInstance("PKCS12");
+            store.load(in, password);
+            KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            keys.init(store, password);
+            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(store);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(keys.getKeyManagers(), trust.getTrustManagers(), null);
+            return context;
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalStateException("Cannot load the benchmark key store " + keyStore + ": " + e, e);
+        }
     }
 }
