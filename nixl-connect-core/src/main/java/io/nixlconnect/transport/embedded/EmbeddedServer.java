@@ -213,7 +213,7 @@ final class EmbeddedServer {
                 if (head == null || !connection.beginRequest()) {
                     return;
                 }
-                if (!handle(link, head)) {
+                if (!handle(connection, link, head)) {
                     return;
                 }
             }
@@ -231,18 +231,21 @@ final class EmbeddedServer {
      *
      * @return whether the connection is still in step with the peer (false: drop it)
      */
-    private boolean handle(Link link, Wire.Head head) throws IOException {
+    private boolean handle(Connection connection, Link link, Wire.Head head) throws IOException {
         EmbeddedAgent agent = transport.agent(head.agent());
         return switch (head.type()) {
             case Wire.NOTIFY -> {
-                deliver(link, agent, head.credential());
+                EmbeddedWindow notified = deliver(link, agent, head.credential());
+                if (notified != null && notified == connection.readAwaitingNotification) {
+                    connection.readAwaitingNotification = null;
+                }
                 yield true;
             }
             // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
-            case Wire.READ -> moveRanges(link, agent, head, TransferOp.READ);
+            case Wire.READ -> moveRanges(connection, link, agent, head, TransferOp.READ);
             case Wire.WRITE -> {
                 // The data has landed: only now may the passive side learn of it.
-                if (!moveRanges(link, agent, head, TransferOp.WRITE)) {
+                if (!moveRanges(connection, link, agent, head, TransferOp.WRITE)) {
                     yield false;
                 }
                 deliver(link, agent, head.credential());
@@ -259,7 +262,8 @@ final class EmbeddedServer {
      *
      * @return whether the ranges were moved (false: refused, and the connection must be dropped)
      */
-    private boolean moveRanges(Link link, EmbeddedAgent agent, Wire.Head head, TransferOp access) throws IOException {
+    private boolean moveRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head, TransferOp access)
+            throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.enter(access, head.credential(), link);
         if (window == null) {
             refuse(link, access);
@@ -282,6 +286,9 @@ final class EmbeddedServer {
                     Wire.receiveMemory(link, region.type(), address, length, transport.staging());
                 }
             }
+            if (access == TransferOp.READ) {
+                connection.readAwaitingNotification = window;
+            }
             return true;
         } finally {
             window.exit(link);
@@ -298,16 +305,29 @@ final class EmbeddedServer {
      * Delivers a notification: claims the waiting window, answers OK, then completes the window — in that
      * order, so that a passive side which shuts down as soon as it completes cannot cut off the answer.
      */
-    private static void deliver(Link link, EmbeddedAgent agent, byte[] notification) throws IOException {
+    private static EmbeddedWindow deliver(Link link, EmbeddedAgent agent, byte[] notification) throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.claim(notification);
         if (window == null) {
             Wire.writeError(link, "no passive operation waits for this notification (completed, closed or never created)");
-            return;
+            return null;
         }
         try {
             Wire.writeOk(link);
         } finally {
             window.deliver(); // the data has landed whether or not the answer reaches the peer
+        }
+        return window;
+    }
+
+    /**
+     * A connection ended. If it had read a window and not yet notified it, the reader is gone before completing
+     * the operation: the place to end that window (today it waits for its passive timeout or close).
+     */
+    private static void connectionEnded(Connection connection) {
+        EmbeddedWindow unnotified = connection.readAwaitingNotification;
+        if (unnotified != null && !unnotified.notified().isDone()) {
+            log.debug("Embedded transport: a reader from {} disconnected after reading a window, before notifying it",
+                    connection.address);
         }
     }
 
@@ -382,6 +402,8 @@ final class EmbeddedServer {
         final CountDownLatch gone = new CountDownLatch(1);
         volatile long waitingSince = System.nanoTime();
         volatile Link link;
+        /** The window this connection's last READ served, until its NOTIFY arrives (only the serving thread writes). */
+        volatile EmbeddedWindow readAwaitingNotification;
 
         static final int WAITING = 0;
         static final int IN_REQUEST = 1;
@@ -422,6 +444,7 @@ final class EmbeddedServer {
 
         void finished() {
             abort();
+            connectionEnded(this);
             connections.remove(this);
             gone.countDown();
         }

@@ -10,6 +10,7 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
 import java.io.IOException;
+import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -157,6 +158,8 @@ class EmbeddedHostileLoadTest {
                     List.of(new MemoryRegion(served.address, length, MemoryType.DRAM, 0)), credential);
             handle.completion().get(20, TimeUnit.SECONDS);
             return NativeMemory.copyOut(local.address(), length);
+        } finally {
+            Reference.reachabilityFence(target); // its native memory must outlive the transfer
         }
     }
 

@@ -12,6 +12,7 @@ import io.nixlconnect.transport.TransportException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.ref.Reference;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -110,6 +111,7 @@ class EmbeddedWireFuzzTest {
                 Thread.sleep(20);
             }
             assertThat(served.transport.server().connectionCount()).isZero();
+            Reference.reachabilityFence(writableBuffer); // its native memory must outlive the server's use of it
         }
     }
 
