@@ -1,11 +1,13 @@
 package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.Connector;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 
@@ -22,8 +24,10 @@ public final class NixlConnectAutoConfiguration {
     /** Closed by the context ({@code close} is inferred); {@link NixlConnectorLifecycle} drains it first. */
     @Bean
     @ConditionalOnMissingBean
-    Connector nixlConnector(NixlConnectProperties properties, Environment environment) {
-        return NixlConnectorFactory.create(properties, environment.getProperty("spring.application.name"));
+    Connector nixlConnector(NixlConnectProperties properties, Environment environment,
+            ObjectProvider<SslBundles> sslBundles) {
+        return NixlConnectorFactory.create(properties, environment.getProperty("spring.application.name"),
+                sslBundles.getIfAvailable());
     }
 
     @Bean

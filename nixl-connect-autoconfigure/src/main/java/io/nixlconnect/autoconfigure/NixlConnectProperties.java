@@ -129,6 +129,15 @@ public class NixlConnectProperties {
         /** Address peers use to reach this worker. Unset means the bind address (or this host's address for a wildcard bind). */
         private String advertisedAddress;
 
+        /**
+         * Secret every peer must prove (challenge-response, the secret never travels) before this worker reads its
+         * requests, and that this worker proves to the peers it connects to. At least 16 bytes, the same on every
+         * peer. Unset: no authentication.
+         */
+        private String sharedSecret;
+
+        private final Ssl ssl = new Ssl();
+
         public String getBindAddress() {
             return bindAddress;
         }
@@ -152,6 +161,36 @@ public class NixlConnectProperties {
         public void setAdvertisedAddress(String advertisedAddress) {
             this.advertisedAddress = advertisedAddress;
         }
+
+        public String getSharedSecret() {
+            return sharedSecret;
+        }
+
+        public void setSharedSecret(String sharedSecret) {
+            this.sharedSecret = sharedSecret;
+        }
+
+        public Ssl getSsl() {
+            return ssl;
+        }
+
+        /** TLS for the embedded transport's connections. */
+        public static class Ssl {
+
+            /**
+             * Name of the SSL bundle (spring.ssl.bundle.*) whose key and trust material secure every connection,
+             * both ways: each side presents its certificate and checks the other's. Unset: plain TCP.
+             */
+            private String bundle;
+
+            public String getBundle() {
+                return bundle;
+            }
+
+            public void setBundle(String bundle) {
+                this.bundle = bundle;
+            }
+        }
     }
 
     /** Bounds that protect the worker from overload and hostile peers. */
@@ -162,6 +201,9 @@ public class NixlConnectProperties {
 
         /** Largest decoded peer agent metadata accepted (1KB to 64MB). */
         private DataSize maxMetadataSize = DataSize.ofMegabytes(16);
+
+        /** Most descriptors a peer's metadata may list (1 to 1048576). */
+        private int maxDescriptors = 65536;
 
         public int getMaxInFlightOperations() {
             return maxInFlightOperations;
@@ -177,6 +219,14 @@ public class NixlConnectProperties {
 
         public void setMaxMetadataSize(DataSize maxMetadataSize) {
             this.maxMetadataSize = maxMetadataSize;
+        }
+
+        public int getMaxDescriptors() {
+            return maxDescriptors;
+        }
+
+        public void setMaxDescriptors(int maxDescriptors) {
+            this.maxDescriptors = maxDescriptors;
         }
     }
 

@@ -1,7 +1,10 @@
 package io.nixlconnect.autoconfigure;
 
+import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.autoconfigure.InvalidNixlConnectPropertiesException.Violation;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,7 +56,19 @@ final class NixlConnectPropertiesValidator {
             violations.add(new Violation("nixl.connect.embedded.port", embedded.getPort(),
                     "must be between 0 and 65535", "Set 0 to pick a free port (the default), or a port from 1 to 65535."));
         }
+        String secret = embedded.getSharedSecret();
+        if (secret != null && !secret.isBlank()
+                && secret.getBytes(StandardCharsets.UTF_8).length < EmbeddedSettings.MIN_SHARED_SECRET_LENGTH) {
+            violations.add(new Violation("nixl.connect.embedded.shared-secret", "(hidden)",
+                    "must be at least " + EmbeddedSettings.MIN_SHARED_SECRET_LENGTH + " bytes",
+                    "Set a long random value, the same on every peer, or remove it for no authentication."));
+        }
         NixlConnectProperties.Limits limits = properties.getLimits();
+        if (limits.getMaxDescriptors() < 1 || limits.getMaxDescriptors() > ConnectorOptions.MAX_DESCRIPTORS_LIMIT) {
+            violations.add(new Violation("nixl.connect.limits.max-descriptors", limits.getMaxDescriptors(),
+                    "must be between 1 and " + ConnectorOptions.MAX_DESCRIPTORS_LIMIT,
+                    "Set a count such as " + ConnectorOptions.DEFAULT_MAX_DESCRIPTORS + " (the default)."));
+        }
         if (limits.getMaxInFlightOperations() < 1) {
             violations.add(new Violation("nixl.connect.limits.max-in-flight-operations",
                     limits.getMaxInFlightOperations(), "must be at least 1", "Set a positive number such as 4096 (the default)."));

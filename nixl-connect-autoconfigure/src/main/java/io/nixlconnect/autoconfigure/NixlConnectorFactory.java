@@ -5,9 +5,14 @@ import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.TransportBackend;
 import io.nixlconnect.cuda.CudaAvailability;
 import io.nixlconnect.cuda.CudaUnavailableException;
+import io.nixlconnect.autoconfigure.InvalidNixlConnectPropertiesException.Violation;
+import java.util.List;
 import java.util.UUID;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.ssl.NoSuchSslBundleException;
+import org.springframework.boot.ssl.SslBundles;
 
 /** Builds a {@link Connector} from {@link NixlConnectProperties}: validates first, then names start-up failures. */
 final class NixlConnectorFactory {
@@ -38,8 +43,8 @@ final class NixlConnectorFactory {
         }
     }
 
-    static Connector create(NixlConnectProperties properties, String applicationName) {
-        ConnectorOptions options = options(properties, applicationName);
+    static Connector create(NixlConnectProperties properties, String applicationName, SslBundles sslBundles) {
+        ConnectorOptions options = options(properties, applicationName, sslBundles);
         checkCuda(properties.getCuda());
         try {
             return new Connector(options);
@@ -49,7 +54,8 @@ final class NixlConnectorFactory {
         }
     }
 
-    static ConnectorOptions options(NixlConnectProperties properties, String applicationName) {
+    /** @param sslBundles the application's SSL bundles; null when none are configured */
+    static ConnectorOptions options(NixlConnectProperties properties, String applicationName, SslBundles sslBundles) {
         NixlConnectPropertiesValidator.validate(properties);
         NixlConnectProperties.Embedded embedded = properties.getEmbedded();
         NixlConnectProperties.Limits limits = properties.getLimits();
@@ -64,11 +70,36 @@ final class NixlConnectorFactory {
                 .passiveTimeout(properties.getPassiveTimeout())
                 .maxInFlightOperations(limits.getMaxInFlightOperations())
                 .maxMetadataSize(Math.toIntExact(limits.getMaxMetadataSize().toBytes()))
+                .maxDescriptors(limits.getMaxDescriptors())
+                .embeddedSharedSecret(embedded.getSharedSecret())
+                .embeddedSslContext(sslContext(embedded.getSsl().getBundle(), sslBundles))
                 .nixlLibraryPath(nixl.getLibraryPath())
                 .nixlPluginDirectory(nixl.getPluginDirectory())
                 .nixlBackends(nixl.getBackends())
                 .nixlBackendParameters(nixl.getBackendParameters())
                 .build();
+    }
+
+    /** The named bundle's SSL context; null when no bundle is named. */
+    private static SSLContext sslContext(String bundle, SslBundles sslBundles) {
+        if (bundle == null || bundle.isBlank()) {
+            return null;
+        }
+        String property = "nixl.connect.embedded.ssl.bundle";
+        if (sslBundles == null) {
+            throw new InvalidNixlConnectPropertiesException(List.of(new Violation(property, bundle,
+                    "names an SSL bundle, but this application has no SSL bundles",
+                    "Define it under spring.ssl.bundle.jks." + bundle + " or spring.ssl.bundle.pem." + bundle
+                            + ", or remove the property for plain TCP.")));
+        }
+        try {
+            return sslBundles.getBundle(bundle.trim()).createSslContext();
+        } catch (NoSuchSslBundleException e) {
+            throw new InvalidNixlConnectPropertiesException(List.of(new Violation(property, bundle,
+                    "names no SSL bundle of this application",
+                    "Define it under spring.ssl.bundle.jks." + bundle + " or spring.ssl.bundle.pem." + bundle
+                            + ", or remove the property for plain TCP.")));
+        }
     }
 
     /** {@code <application name or "nixl">-<8 hex digits>}: readable in logs, unique across instances. */

@@ -1,0 +1,138 @@
+package io.nixlconnect.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.Descriptor;
+import io.nixlconnect.ReadOperation;
+import io.nixlconnect.ReadableOperation;
+import io.nixlconnect.TransferException;
+import io.nixlconnect.TransportBackend;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
+import org.springframework.boot.ssl.SslBundles;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/** {@code nixl.connect.embedded.ssl.bundle} (a Spring Boot SSL bundle), {@code shared-secret} and {@code limits.max-descriptors}. */
+class NixlConnectEmbeddedSecurityTests {
+
+    private static final String SECRET = "a-long-shared-secret-for-the-test";
+
+    @TempDir
+    static Path directory;
+    static Path keyStore;
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, NixlConnectAutoConfiguration.class))
+            .withPropertyValues("nixl.connect.backend=embedded");
+
+    @BeforeAll
+    static void keyStore() throws Exception {
+        keyStore = directory.resolve("peer.p12");
+        Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
+        Process process = new ProcessBuilder(keytool.toString(), "-genkeypair", "-alias", "peer", "-keyalg", "EC",
+                "-groupname", "secp256r1", "-dname", "CN=peer", "-validity", "2", "-storetype", "PKCS12",
+                "-keystore", keyStore.toString(), "-storepass", "changeit", "-keypass", "changeit")
+                .redirectErrorStream(true).start();
+        process.getInputStream().readAllBytes();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).isZero();
+    }
+
+    private ApplicationContextRunner withBundle() {
+        String location = "file:" + keyStore;
+        return runner.withPropertyValues("spring.ssl.bundle.jks.peer.keystore.location=" + location,
+                "spring.ssl.bundle.jks.peer.keystore.password=changeit", "spring.ssl.bundle.jks.peer.keystore.type=PKCS12",
+                "spring.ssl.bundle.jks.peer.truststore.location=" + location,
+                "spring.ssl.bundle.jks.peer.truststore.password=changeit",
+                "spring.ssl.bundle.jks.peer.truststore.type=PKCS12", "nixl.connect.embedded.ssl.bundle=peer");
+    }
+
+    private static void read(Connector reader, Connector publisher) {
+        byte[] data = new byte[4096];
+        new java.util.Random().nextBytes(data);
+        try (Descriptor source = new Descriptor(data); Descriptor target = Descriptor.allocate(4096)) {
+            ReadableOperation readable = publisher.createReadable(source);
+            ReadOperation read = reader.beginRead(readable.metadata(), target);
+            try {
+                read.waitForCompletion(Duration.ofSeconds(20));
+                assertThat(target.toByteArray()).isEqualTo(data);
+            } finally {
+                readable.close();
+            }
+        }
+    }
+
+    @Test
+    void theNamedSslBundleSecuresTheEmbeddedTransport() {
+        withBundle().run(context -> {
+            Connector connector = context.getBean(Connector.class);
+            SSLContext bundle = context.getBean(SslBundles.class).getBundle("peer").createSslContext();
+            assertThat(connector.options().embeddedSslContext()).isNotNull();
+            try (Connector tlsPeer = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
+                    .embeddedSslContext(bundle).build());
+                 Connector plainPeer = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED).build())) {
+                read(tlsPeer, connector);
+                read(connector, tlsPeer);
+                assertThatThrownBy(() -> read(plainPeer, connector)).isInstanceOf(TransferException.class);
+            }
+        });
+    }
+
+    @Test
+    void aMissingBundleStopsStartUpNamingTheProperty() {
+        runner.withPropertyValues("nixl.connect.embedded.ssl.bundle=absent").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("nixl.connect.embedded.ssl.bundle")
+                    .hasMessageContaining("absent");
+        });
+    }
+
+    @Test
+    void theSharedSecretAuthenticatesPeers() {
+        runner.withPropertyValues("nixl.connect.embedded.shared-secret=" + SECRET).run(context -> {
+            Connector connector = context.getBean(Connector.class);
+            assertThat(connector.options().embeddedSharedSecret()).isEqualTo(SECRET);
+            try (Connector sameSecret = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
+                    .embeddedSharedSecret(SECRET).build());
+                 Connector noSecret = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED).build())) {
+                read(sameSecret, connector);
+                assertThatThrownBy(() -> read(noSecret, connector)).isInstanceOf(TransferException.class)
+                        .hasMessageContaining("requires authentication");
+            }
+        });
+    }
+
+    @Test
+    void aShortSecretIsRefusedWithoutPrintingIt() {
+        runner.withPropertyValues("nixl.connect.embedded.shared-secret=tooshort").run(context -> {
+            assertThat(context).hasFailed();
+            Throwable cause = context.getStartupFailure();
+            while (!(cause instanceof InvalidNixlConnectPropertiesException)) {
+                cause = cause.getCause();
+            }
+            InvalidNixlConnectPropertiesException invalid = (InvalidNixlConnectPropertiesException) cause;
+            assertThat(invalid.violations()).extracting(InvalidNixlConnectPropertiesException.Violation::property)
+                    .containsExactly("nixl.connect.embedded.shared-secret");
+            assertThat(invalid.getMessage()).doesNotContain("tooshort");
+        });
+    }
+
+    @Test
+    void maxDescriptorsBindsAndDefaults() {
+        runner.run(context -> assertThat(context.getBean(Connector.class).options().maxDescriptors())
+                .isEqualTo(ConnectorOptions.DEFAULT_MAX_DESCRIPTORS));
+        runner.withPropertyValues("nixl.connect.limits.max-descriptors=12").run(context ->
+                assertThat(context.getBean(Connector.class).options().maxDescriptors()).isEqualTo(12));
+        runner.withPropertyValues("nixl.connect.limits.max-descriptors=0").run(context -> assertThat(context).hasFailed());
+    }
+}
