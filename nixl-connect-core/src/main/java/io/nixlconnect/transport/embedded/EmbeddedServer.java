@@ -159,11 +159,11 @@ final class EmbeddedServer {
     /** The connection (from {@code address}, or any when null) that has waited longest for a request. */
     private Connection longestWaiting(InetAddress address) {
         Connection oldest = null;
-        long oldestSince = Long.MAX_VALUE;
+        long oldestSince = 0;
         for (Connection connection : connections) {
             long since = connection.waitingSince;
             if (since != Connection.BUSY && (address == null || connection.address.equals(address))
-                    && since - oldestSince < 0) {
+                    && (oldest == null || since - oldestSince < 0)) {
                 oldest = connection;
                 oldestSince = since;
             }
@@ -208,6 +208,9 @@ final class EmbeddedServer {
                     head = Wire.readHead(link);
                 } catch (Wire.UnexpectedHelloException e) {
                     PeerAuthentication.refuseUnexpectedHello(link);
+                    return;
+                } catch (Wire.OutdatedPeerException e) {
+                    Wire.writeError(link, e.getMessage()); // version 1 reads responses the same way
                     return;
                 }
                 if (head == null || !connection.beginRequest()) {

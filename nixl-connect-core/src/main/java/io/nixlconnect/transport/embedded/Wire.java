@@ -79,9 +79,10 @@ final class Wire {
             if (magic == PeerAuthentication.HELLO_MAGIC) {
                 throw new UnexpectedHelloException();
             }
-            throw new ProtocolException(magic == MAGIC_V1
-                    ? "peer speaks embedded protocol version 1; upgrade it (version 2 adds per-window credentials)"
-                    : "not an embedded-transport request (bad magic)");
+            if (magic == MAGIC_V1) {
+                throw new OutdatedPeerException();
+            }
+            throw new ProtocolException("not an embedded-transport request (bad magic)");
         }
         link.readFully(head.limit(HEAD));
         head.position(4);
@@ -228,6 +229,16 @@ final class Wire {
 
         UnexpectedHelloException() {
             super("peer offered shared-secret authentication, but this server has no secret configured");
+        }
+    }
+
+    /** A peer speaks version 1 of this protocol. */
+    static final class OutdatedPeerException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        OutdatedPeerException() {
+            super("this peer speaks embedded-transport protocol version 2 (per-window credentials); "
+                    + "upgrade nixl-connect on the requesting side");
         }
     }
 
