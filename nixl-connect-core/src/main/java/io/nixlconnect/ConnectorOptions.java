@@ -37,6 +37,10 @@ public final class ConnectorOptions {
     private final int maxDescriptors;
     private final String embeddedSharedSecret;
     private final SSLContext embeddedSslContext;
+    private final Duration embeddedIdleTimeout;
+    private final Duration embeddedReadTimeout;
+    private final int embeddedMaxConnections;
+    private final int embeddedMaxConnectionsPerAddress;
     private final String nixlLibraryPath;
     private final String nixlPluginDirectory;
     private final List<String> nixlBackends;
@@ -55,6 +59,10 @@ public final class ConnectorOptions {
         this.maxDescriptors = b.maxDescriptors;
         this.embeddedSharedSecret = b.embeddedSharedSecret;
         this.embeddedSslContext = b.embeddedSslContext;
+        this.embeddedIdleTimeout = b.embeddedIdleTimeout;
+        this.embeddedReadTimeout = b.embeddedReadTimeout;
+        this.embeddedMaxConnections = b.embeddedMaxConnections;
+        this.embeddedMaxConnectionsPerAddress = b.embeddedMaxConnectionsPerAddress;
         this.nixlLibraryPath = b.nixlLibraryPath;
         this.nixlPluginDirectory = b.nixlPluginDirectory;
         this.nixlBackends = List.copyOf(b.nixlBackends);
@@ -80,6 +88,10 @@ public final class ConnectorOptions {
         b.maxDescriptors = maxDescriptors;
         b.embeddedSharedSecret = embeddedSharedSecret;
         b.embeddedSslContext = embeddedSslContext;
+        b.embeddedIdleTimeout = embeddedIdleTimeout;
+        b.embeddedReadTimeout = embeddedReadTimeout;
+        b.embeddedMaxConnections = embeddedMaxConnections;
+        b.embeddedMaxConnectionsPerAddress = embeddedMaxConnectionsPerAddress;
         b.nixlLibraryPath = nixlLibraryPath;
         b.nixlPluginDirectory = nixlPluginDirectory;
         b.nixlBackends = nixlBackends;
@@ -148,6 +160,26 @@ public final class ConnectorOptions {
         return embeddedSslContext;
     }
 
+    /** Longest the embedded server waits for a connection's next request (or its authentication) before closing it. */
+    public Duration embeddedIdleTimeout() {
+        return embeddedIdleTimeout;
+    }
+
+    /** Longest a request in progress on the embedded server may make no progress before it is closed. */
+    public Duration embeddedReadTimeout() {
+        return embeddedReadTimeout;
+    }
+
+    /** Connections the embedded server holds at once (its handler threads are bounded by the same number). */
+    public int embeddedMaxConnections() {
+        return embeddedMaxConnections;
+    }
+
+    /** Connections the embedded server holds at once from one remote address. */
+    public int embeddedMaxConnectionsPerAddress() {
+        return embeddedMaxConnectionsPerAddress;
+    }
+
     /** Directory holding {@code libnixl_capi.so}; {@code null} searches the default places. */
     public String nixlLibraryPath() {
         return nixlLibraryPath;
@@ -183,6 +215,10 @@ public final class ConnectorOptions {
         private int maxDescriptors = DEFAULT_MAX_DESCRIPTORS;
         private String embeddedSharedSecret;
         private SSLContext embeddedSslContext;
+        private Duration embeddedIdleTimeout = EmbeddedSettings.DEFAULT_IDLE_TIMEOUT;
+        private Duration embeddedReadTimeout = EmbeddedSettings.DEFAULT_READ_TIMEOUT;
+        private int embeddedMaxConnections = EmbeddedSettings.DEFAULT_MAX_SERVER_CONNECTIONS;
+        private int embeddedMaxConnectionsPerAddress = EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
         private String nixlLibraryPath;
         private String nixlPluginDirectory;
         private List<String> nixlBackends = List.of("UCX");
@@ -284,6 +320,33 @@ public final class ConnectorOptions {
         /** Runs the embedded transport over TLS from {@code context}; {@code null}: plain TCP. */
         public Builder embeddedSslContext(SSLContext context) {
             this.embeddedSslContext = context;
+            return this;
+        }
+
+        public Builder embeddedIdleTimeout(Duration timeout) {
+            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("embeddedIdleTimeout must be positive, was " + timeout);
+            }
+            this.embeddedIdleTimeout = timeout;
+            return this;
+        }
+
+        public Builder embeddedReadTimeout(Duration timeout) {
+            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("embeddedReadTimeout must be positive, was " + timeout);
+            }
+            this.embeddedReadTimeout = timeout;
+            return this;
+        }
+
+        /** The embedded server's connection limits: in all, and from one remote address (at most the first). */
+        public Builder embeddedConnectionLimits(int maxConnections, int maxPerAddress) {
+            if (maxConnections < 1 || maxPerAddress < 1 || maxPerAddress > maxConnections) {
+                throw new IllegalArgumentException("embedded connection limits must be >= 1 with the per-address limit "
+                        + "at most the total, were " + maxConnections + " and " + maxPerAddress);
+            }
+            this.embeddedMaxConnections = maxConnections;
+            this.embeddedMaxConnectionsPerAddress = maxPerAddress;
             return this;
         }
 

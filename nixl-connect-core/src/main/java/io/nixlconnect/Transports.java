@@ -60,7 +60,9 @@ final class Transports {
     private static Transport embedded(ConnectorOptions options) {
         return EmbeddedTransport.open(new EmbeddedSettings(options.bindAddress(), options.port(),
                 options.advertisedAddress()).withSharedSecret(options.embeddedSharedSecret())
-                .withSslContext(options.embeddedSslContext()));
+                .withSslContext(options.embeddedSslContext())
+                .withTimeouts(options.embeddedIdleTimeout(), options.embeddedReadTimeout())
+                .withServerConnectionLimits(options.embeddedMaxConnections(), options.embeddedMaxConnectionsPerAddress()));
     }
 
     private static String firstLine(String message) {

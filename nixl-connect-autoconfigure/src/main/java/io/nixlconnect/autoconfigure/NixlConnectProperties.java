@@ -138,6 +138,21 @@ public class NixlConnectProperties {
 
         private final Ssl ssl = new Ssl();
 
+        /** Longest the server waits for a connection's next request (or its authentication) before closing it. */
+        private Duration idleTimeout = Duration.ofSeconds(60);
+
+        /** Longest a request in progress may make no progress before the server closes its connection. */
+        private Duration readTimeout = Duration.ofSeconds(30);
+
+        /**
+         * Connections the server holds at once; its handler threads are bounded by the same number. When full, the
+         * connection that has waited longest for a request is closed to make room.
+         */
+        private int maxConnections = 1024;
+
+        /** Connections the server holds at once from one remote address (at most max-connections). */
+        private int maxConnectionsPerAddress = 256;
+
         public String getBindAddress() {
             return bindAddress;
         }
@@ -172,6 +187,38 @@ public class NixlConnectProperties {
 
         public Ssl getSsl() {
             return ssl;
+        }
+
+        public Duration getIdleTimeout() {
+            return idleTimeout;
+        }
+
+        public void setIdleTimeout(Duration idleTimeout) {
+            this.idleTimeout = idleTimeout;
+        }
+
+        public Duration getReadTimeout() {
+            return readTimeout;
+        }
+
+        public void setReadTimeout(Duration readTimeout) {
+            this.readTimeout = readTimeout;
+        }
+
+        public int getMaxConnections() {
+            return maxConnections;
+        }
+
+        public void setMaxConnections(int maxConnections) {
+            this.maxConnections = maxConnections;
+        }
+
+        public int getMaxConnectionsPerAddress() {
+            return maxConnectionsPerAddress;
+        }
+
+        public void setMaxConnectionsPerAddress(int maxConnectionsPerAddress) {
+            this.maxConnectionsPerAddress = maxConnectionsPerAddress;
         }
 
         /** TLS for the embedded transport's connections. */

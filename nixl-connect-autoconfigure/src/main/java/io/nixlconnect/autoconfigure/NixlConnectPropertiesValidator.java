@@ -63,6 +63,17 @@ final class NixlConnectPropertiesValidator {
                     "must be at least " + EmbeddedSettings.MIN_SHARED_SECRET_LENGTH + " bytes",
                     "Set a long random value, the same on every peer, or remove it for no authentication."));
         }
+        requirePositive(violations, "nixl.connect.embedded.idle-timeout", embedded.getIdleTimeout(), "60s");
+        requirePositive(violations, "nixl.connect.embedded.read-timeout", embedded.getReadTimeout(), "30s");
+        if (embedded.getMaxConnections() < 1) {
+            violations.add(new Violation("nixl.connect.embedded.max-connections", embedded.getMaxConnections(),
+                    "must be at least 1", "Set a positive number such as 1024 (the default)."));
+        } else if (embedded.getMaxConnectionsPerAddress() < 1
+                || embedded.getMaxConnectionsPerAddress() > embedded.getMaxConnections()) {
+            violations.add(new Violation("nixl.connect.embedded.max-connections-per-address",
+                    embedded.getMaxConnectionsPerAddress(), "must be between 1 and max-connections ("
+                            + embedded.getMaxConnections() + ")", "Set a number such as 256 (the default)."));
+        }
         NixlConnectProperties.Limits limits = properties.getLimits();
         if (limits.getMaxDescriptors() < 1 || limits.getMaxDescriptors() > ConnectorOptions.MAX_DESCRIPTORS_LIMIT) {
             violations.add(new Violation("nixl.connect.limits.max-descriptors", limits.getMaxDescriptors(),
@@ -95,6 +106,13 @@ final class NixlConnectPropertiesValidator {
         }
         if (!violations.isEmpty()) {
             throw new InvalidNixlConnectPropertiesException(violations);
+        }
+    }
+
+    private static void requirePositive(List<Violation> violations, String property, Duration value, String fallback) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            violations.add(new Violation(property, value, "must be positive",
+                    "Set a positive duration such as " + fallback + " (the default)."));
         }
     }
 }

@@ -128,6 +128,33 @@ class NixlConnectEmbeddedSecurityTests {
     }
 
     @Test
+    void serverTimeoutsAndConnectionLimitsBindAndDefault() {
+        runner.run(context -> {
+            ConnectorOptions options = context.getBean(Connector.class).options();
+            assertThat(options.embeddedIdleTimeout()).isEqualTo(Duration.ofSeconds(60));
+            assertThat(options.embeddedReadTimeout()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(options.embeddedMaxConnections()).isEqualTo(1024);
+            assertThat(options.embeddedMaxConnectionsPerAddress()).isEqualTo(256);
+        });
+        runner.withPropertyValues("nixl.connect.embedded.idle-timeout=5s", "nixl.connect.embedded.read-timeout=2s",
+                "nixl.connect.embedded.max-connections=100", "nixl.connect.embedded.max-connections-per-address=10")
+                .run(context -> {
+                    ConnectorOptions options = context.getBean(Connector.class).options();
+                    assertThat(options.embeddedIdleTimeout()).isEqualTo(Duration.ofSeconds(5));
+                    assertThat(options.embeddedReadTimeout()).isEqualTo(Duration.ofSeconds(2));
+                    assertThat(options.embeddedMaxConnections()).isEqualTo(100);
+                    assertThat(options.embeddedMaxConnectionsPerAddress()).isEqualTo(10);
+                });
+        runner.withPropertyValues("nixl.connect.embedded.idle-timeout=0s",
+                "nixl.connect.embedded.max-connections-per-address=2000").run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .hasMessageContaining("nixl.connect.embedded.idle-timeout")
+                            .hasMessageContaining("nixl.connect.embedded.max-connections-per-address");
+                });
+    }
+
+    @Test
     void maxDescriptorsBindsAndDefaults() {
         runner.run(context -> assertThat(context.getBean(Connector.class).options().maxDescriptors())
                 .isEqualTo(ConnectorOptions.DEFAULT_MAX_DESCRIPTORS));

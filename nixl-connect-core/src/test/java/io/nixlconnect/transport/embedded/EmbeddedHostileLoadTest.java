@@ -2,6 +2,11 @@ package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.Descriptor;
+import io.nixlconnect.ReadableOperation;
+import io.nixlconnect.TransportBackend;
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
@@ -102,6 +107,21 @@ class EmbeddedHostileLoadTest {
             assertThat(idle.closedWithin(5000)).isTrue();
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
             assertThat(served.transport.server().connectionCount()).isZero();
+        }
+    }
+
+    @Test
+    void connectorOptionsReachTheServer() throws Exception {
+        try (Connector connector = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
+                .embeddedIdleTimeout(Duration.ofMillis(300)).embeddedConnectionLimits(8, 2).build());
+             Descriptor buffer = Descriptor.allocate(16); ReadableOperation readable = connector.createReadable(buffer)) {
+            int port = EmbeddedMetadata.decode(readable.metadata().decodeNixlMetadata()).port();
+            try (RawPeer first = new RawPeer(port); RawPeer second = new RawPeer(port); RawPeer third = new RawPeer(port)) {
+                // Two per address: the third evicts the first; the idle timeout then closes the rest.
+                assertThat(first.closedWithin(5000)).isTrue();
+                assertThat(second.closedWithin(5000)).isTrue();
+                assertThat(third.closedWithin(5000)).isTrue();
+            }
         }
     }
 
