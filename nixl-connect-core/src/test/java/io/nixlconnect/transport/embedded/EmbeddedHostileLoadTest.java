@@ -106,6 +106,8 @@ class EmbeddedHostileLoadTest {
             assertThat(trickleClosed || trickling.closedWithin(5000)).isTrue();
             assertThat(idle.closedWithin(5000)).isTrue();
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+            // The socket closes first; the serving thread then lets go of the connection.
+            waitUntil(() -> served.transport.server().connectionCount() == 0);
             assertThat(served.transport.server().connectionCount()).isZero();
         }
     }
