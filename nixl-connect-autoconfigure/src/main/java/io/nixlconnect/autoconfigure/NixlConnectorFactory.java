@@ -96,7 +96,7 @@ final class NixlConnectorFactory {
                             + ", or remove the property for plain TCP.")));
         }
         try {
-            return sslBundles.getBundle(bundle.trim()).createSslContext();
+            return SslBundleContext.of(sslBundles.getBundle(bundle.trim()));
         } catch (NoSuchSslBundleException e) {
             throw new InvalidNixlConnectPropertiesException(List.of(new Violation(property, bundle,
                     "names no SSL bundle of this application",

@@ -89,6 +89,26 @@ class NixlConnectEmbeddedSecurityTests {
     }
 
     @Test
+    void theBundlesEnabledProtocolsAndCiphersApply() {
+        String cipher = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256";
+        withBundle().withPropertyValues("spring.ssl.bundle.jks.peer.options.enabled-protocols=TLSv1.2",
+                "spring.ssl.bundle.jks.peer.options.ciphers=" + cipher).run(context -> {
+            Connector connector = context.getBean(Connector.class);
+            try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket) connector.options().embeddedSslContext()
+                    .getSocketFactory().createSocket()) {
+                assertThat(socket.getEnabledProtocols()).containsExactly("TLSv1.2");
+                assertThat(socket.getEnabledCipherSuites()).containsExactly(cipher);
+            }
+            SSLContext unrestricted = context.getBean(SslBundles.class).getBundle("peer").createSslContext();
+            try (Connector tlsPeer = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
+                    .embeddedSslContext(unrestricted).build())) {
+                read(tlsPeer, connector);
+                read(connector, tlsPeer);
+            }
+        });
+    }
+
+    @Test
     void aMissingBundleStopsStartUpNamingTheProperty() {
         runner.withPropertyValues("nixl.connect.embedded.ssl.bundle=absent").run(context -> {
             assertThat(context).hasFailed();
