@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -55,6 +56,7 @@ class EmbeddedSecuredTransferContractTest extends EmbeddedTransferContractTest {
 
     @Override
     ConnectorOptions.Builder options() {
-        return super.options().embeddedSslContext(tls).embeddedSharedSecret("contract-test-shared-secret");
+        return super.options().transports(EmbeddedSettings.defaults().withSslContext(tls)
+                .withSharedSecret("contract-test-shared-secret"));
     }
 }

@@ -1,14 +1,16 @@
 package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.ConnectorOptions;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.transport.TransportSettings;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
-import java.util.List;
+import java.util.Locale;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -42,18 +44,31 @@ final class BenchmarkOptions {
         return configured == null || configured.isBlank() ? null : configured;
     }
 
-    static ConnectorOptions.Builder connector(String workerId, TransportBackend backend) {
-        ConnectorOptions.Builder builder = ConnectorOptions.builder().workerId(workerId).backend(backend);
-        if (backend == TransportBackend.NIXL) {
-            builder.nixlLibraryPath(nixlLibraryDir());
+    /** The transport named {@code backend} ({@code embedded} or {@code nixl}, any case), NIXL from {@link #nixlLibraryDir()}. */
+    static TransportSettings transport(String backend) {
+        String name = backend.toLowerCase(Locale.ROOT);
+        if (name.equals(NixlSettings.NAME)) {
+            String dir = nixlLibraryDir();
+            return NixlSettings.defaults().withLibraryDir(dir == null ? null : Path.of(dir));
         }
-        builder.embeddedSharedSecret(System.getProperty(SECRET_PROPERTY));
-        String keyStore = System.getProperty(TLS_KEY_STORE_PROPERTY);
-        if (keyStore != null && !keyStore.isBlank()) {
-            builder.embeddedSslContext(sslContext(Path.of(keyStore),
-                    System.getProperty(TLS_PASSWORD_PROPERTY, "changeit").toCharArray()));
+        if (name.equals(EmbeddedSettings.NAME)) {
+            EmbeddedSettings settings = EmbeddedSettings.defaults().withSharedSecret(blankToNull(System.getProperty(SECRET_PROPERTY)));
+            String keyStore = System.getProperty(TLS_KEY_STORE_PROPERTY);
+            if (keyStore != null && !keyStore.isBlank()) {
+                settings = settings.withSslContext(sslContext(Path.of(keyStore),
+                        System.getProperty(TLS_PASSWORD_PROPERTY, "changeit").toCharArray()));
+            }
+            return settings;
         }
-        return builder;
+        throw new IllegalArgumentException("backend must be embedded or nixl, was " + backend);
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value;
+    }
+
+    static ConnectorOptions.Builder connector(String workerId, String backend) {
+        return ConnectorOptions.builder().workerId(workerId).transports(transport(backend));
     }
 
     /** One key store serves as both key material and trust anchors (the benchmark's two JVMs share it). */

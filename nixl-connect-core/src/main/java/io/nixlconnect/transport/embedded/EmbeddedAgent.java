@@ -48,7 +48,6 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public Map<String, Object> details() {
         Map<String, Object> details = new LinkedHashMap<>();
-        details.put("endpoint", transport.endpoint());
         details.put("registeredRegions", registered.size());
         details.put("openWindows", windows.size());
         details.put("transfersInFlight", transfers.size());
@@ -56,6 +55,11 @@ final class EmbeddedAgent implements TransportAgent {
         details.put("tls", transport.authentication().usesTls());
         details.put("sharedSecret", transport.authentication().requiresSecret());
         return details;
+    }
+
+    @Override
+    public String endpoint() {
+        return transport.endpoint();
     }
 
     @Override
@@ -98,9 +102,10 @@ final class EmbeddedAgent implements TransportAgent {
         return peer.agent();
     }
 
+    /** Peers stay loaded until close: each is a name and an endpoint; connections are pooled per endpoint. */
     @Override
-    public void unloadRemoteAgent(String remoteAgentName) {
-        remotes.remove(remoteAgentName);
+    public int remoteAgentCount() {
+        return remotes.size();
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.nixlconnect.transport.embedded;
 
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.TransferOp;
+import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -360,7 +361,7 @@ final class EmbeddedServer {
         return InetAddress.getLoopbackAddress();
     }
 
-    private static void closeQuietly(java.io.Closeable closeable) {
+    private static void closeQuietly(Closeable closeable) {
         try {
             closeable.close();
         } catch (IOException ignored) {

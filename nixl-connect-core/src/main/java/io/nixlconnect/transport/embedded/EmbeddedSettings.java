@@ -1,15 +1,18 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.transport.Transport;
+import io.nixlconnect.transport.TransportSettings;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import javax.net.ssl.SSLContext;
 
 /**
- * Settings of the embedded transport.
+ * Settings of the embedded (pure-Java TCP) transport; every default is defined here, once. Start from
+ * {@link #defaults()} and change what differs with the {@code with…} methods.
  *
- * @param bindAddress              address the server listens on (default loopback)
- * @param port                     port, 0 for an ephemeral one
- * @param advertisedAddress        address peers are told to connect to; null: the bind address, or this host's
+ * @param bindAddress              address the server listens on (default {@value #DEFAULT_BIND_ADDRESS}: loopback)
+ * @param port                     port, 0 (the default) for an ephemeral one
+ * @param advertisedAddress        address peers are told to connect to; null (the default): the bind address, or this host's
  *                                 address when binding a wildcard
  * @param maxConnectionsPerPeer    concurrent connections to one peer; further transfers queue
  * @param sharedSecret             secret every peer must prove before the server reads a request, and that this
@@ -25,8 +28,14 @@ import javax.net.ssl.SSLContext;
  */
 public record EmbeddedSettings(String bindAddress, int port, String advertisedAddress, int maxConnectionsPerPeer,
         String sharedSecret, SSLContext sslContext, Duration idleTimeout, Duration readTimeout,
-        int maxServerConnections, int maxConnectionsPerAddress) {
+        int maxServerConnections, int maxConnectionsPerAddress) implements TransportSettings {
 
+    /** The backend's name. */
+    public static final String NAME = "embedded";
+    /** Default for {@link #bindAddress}. */
+    public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
+    /** Default for {@link #port}: any free port. */
+    public static final int DEFAULT_PORT = 0;
     /** Default for {@link #maxConnectionsPerPeer}. */
     public static final int DEFAULT_MAX_CONNECTIONS_PER_PEER = 8;
     /** Default for {@link #idleTimeout}. */
@@ -40,15 +49,6 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     /** Shortest accepted {@link #sharedSecret}, in bytes. */
     public static final int MIN_SHARED_SECRET_LENGTH = 16;
 
-    public EmbeddedSettings(String bindAddress, int port, String advertisedAddress) {
-        this(bindAddress, port, advertisedAddress, DEFAULT_MAX_CONNECTIONS_PER_PEER);
-    }
-
-    public EmbeddedSettings(String bindAddress, int port, String advertisedAddress, int maxConnectionsPerPeer) {
-        this(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, null, null, DEFAULT_IDLE_TIMEOUT,
-                DEFAULT_READ_TIMEOUT, DEFAULT_MAX_SERVER_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
-    }
-
     public EmbeddedSettings {
         if (bindAddress == null || bindAddress.isBlank()) {
             throw new IllegalArgumentException("bindAddress must not be blank");
@@ -56,6 +56,7 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0..65535, was " + port);
         }
+        advertisedAddress = advertisedAddress == null || advertisedAddress.isBlank() ? null : advertisedAddress;
         if (maxConnectionsPerPeer < 1) {
             throw new IllegalArgumentException("maxConnectionsPerPeer must be >= 1, was " + maxConnectionsPerPeer);
         }
@@ -112,5 +113,47 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
                 + (sharedSecret == null ? "none" : "(set)") + ", tls=" + (sslContext != null) + ", idleTimeout="
                 + idleTimeout + ", readTimeout=" + readTimeout + ", maxServerConnections=" + maxServerConnections
                 + ", maxConnectionsPerAddress=" + maxConnectionsPerAddress + "]";
+    }
+
+    /**
+     * Loopback, a free port, at most {@value #DEFAULT_MAX_CONNECTIONS_PER_PEER} connections per peer, plain TCP
+     * without authentication, and the default server timeouts and connection limits.
+     */
+    public static EmbeddedSettings defaults() {
+        return new EmbeddedSettings(DEFAULT_BIND_ADDRESS, DEFAULT_PORT, null, DEFAULT_MAX_CONNECTIONS_PER_PEER, null,
+                null, DEFAULT_IDLE_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_MAX_SERVER_CONNECTIONS,
+                DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
+    }
+
+    public EmbeddedSettings withBindAddress(String address) {
+        return new EmbeddedSettings(address, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress);
+    }
+
+    public EmbeddedSettings withPort(int newPort) {
+        return new EmbeddedSettings(bindAddress, newPort, advertisedAddress, maxConnectionsPerPeer, sharedSecret,
+                sslContext, idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress);
+    }
+
+    /** {@code null} or blank: advertise the bind address (or this host's, for a wildcard bind). */
+    public EmbeddedSettings withAdvertisedAddress(String address) {
+        return new EmbeddedSettings(bindAddress, port, address, maxConnectionsPerPeer, sharedSecret, sslContext,
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress);
+    }
+
+    public EmbeddedSettings withMaxConnectionsPerPeer(int max) {
+        return new EmbeddedSettings(bindAddress, port, advertisedAddress, max, sharedSecret, sslContext, idleTimeout,
+                readTimeout, maxServerConnections, maxConnectionsPerAddress);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /** Starts the server on the configured address and port. */
+    @Override
+    public Transport open() {
+        return EmbeddedTransport.open(this);
     }
 }

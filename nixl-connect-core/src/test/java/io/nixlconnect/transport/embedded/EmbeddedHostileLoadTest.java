@@ -6,7 +6,6 @@ import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.TransportBackend;
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
@@ -114,8 +113,9 @@ class EmbeddedHostileLoadTest {
 
     @Test
     void connectorOptionsReachTheServer() throws Exception {
-        try (Connector connector = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
-                .embeddedIdleTimeout(Duration.ofMillis(300)).embeddedConnectionLimits(8, 2).build());
+        try (Connector connector = new Connector(ConnectorOptions.builder().transports(EmbeddedSettings.defaults()
+                .withTimeouts(Duration.ofMillis(300), EmbeddedSettings.DEFAULT_READ_TIMEOUT)
+                .withServerConnectionLimits(8, 2)).build());
              Descriptor buffer = Descriptor.allocate(16); ReadableOperation readable = connector.createReadable(buffer)) {
             int port = EmbeddedMetadata.decode(readable.metadata().decodeNixlMetadata()).port();
             try (RawPeer first = new RawPeer(port); RawPeer second = new RawPeer(port); RawPeer third = new RawPeer(port)) {

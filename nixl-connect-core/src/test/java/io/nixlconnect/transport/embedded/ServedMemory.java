@@ -36,7 +36,7 @@ final class ServedMemory implements AutoCloseable {
     }
 
     static EmbeddedSettings loopback() {
-        return new EmbeddedSettings("127.0.0.1", 0, null);
+        return EmbeddedSettings.defaults();
     }
 
     static byte[] newCredential() {
