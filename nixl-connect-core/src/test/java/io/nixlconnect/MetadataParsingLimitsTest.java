@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
@@ -66,7 +67,7 @@ class MetadataParsingLimitsTest {
         assertThat(bomb.length()).isLessThan(8192);
         RdmaMetadata metadata = new RdmaMetadata(List.of(new SerializedDescriptor("cpu", 4096, 16)), bomb,
                 "0123456789abcdef0123456789abcdef", OperationKind.READ);
-        try (Connector connector = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
+        try (Connector connector = new Connector(ConnectorOptions.builder().transports(EmbeddedSettings.defaults())
                 .maxMetadataSize(1 << 20).build()); Descriptor target = Descriptor.allocate(16)) {
             InvalidMetadataException e = catchThrowableOfType(InvalidMetadataException.class,
                     () -> connector.beginRead(metadata, target));
@@ -87,7 +88,7 @@ class MetadataParsingLimitsTest {
             local.add(Descriptor.allocate(16));
         }
         RdmaMetadata metadata = new RdmaMetadata(remote, AGENT, "0123456789abcdef0123456789abcdef", OperationKind.READ);
-        try (Connector connector = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
+        try (Connector connector = new Connector(ConnectorOptions.builder().transports(EmbeddedSettings.defaults())
                 .maxDescriptors(4).build())) {
             InvalidMetadataException e = catchThrowableOfType(InvalidMetadataException.class,
                     () -> connector.beginRead(metadata, local));

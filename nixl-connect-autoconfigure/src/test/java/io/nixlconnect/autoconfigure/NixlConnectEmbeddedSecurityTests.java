@@ -1,5 +1,6 @@
 package io.nixlconnect.autoconfigure;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,7 +10,6 @@ import io.nixlconnect.Descriptor;
 import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransferException;
-import io.nixlconnect.TransportBackend;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
+import org.springframework.boot.context.properties.bind.validation.BindValidationException;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -77,10 +78,10 @@ class NixlConnectEmbeddedSecurityTests {
         withBundle().run(context -> {
             Connector connector = context.getBean(Connector.class);
             SSLContext bundle = context.getBean(SslBundles.class).getBundle("peer").createSslContext();
-            assertThat(connector.options().embeddedSslContext()).isNotNull();
-            try (Connector tlsPeer = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
-                    .embeddedSslContext(bundle).build());
-                 Connector plainPeer = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED).build())) {
+            assertThat(embedded(connector).sslContext()).isNotNull();
+            try (Connector tlsPeer = new Connector(ConnectorOptions.builder()
+                    .transports(EmbeddedSettings.defaults().withSslContext(bundle)).build());
+                 Connector plainPeer = new Connector(ConnectorOptions.builder().transports(EmbeddedSettings.defaults()).build())) {
                 read(tlsPeer, connector);
                 read(connector, tlsPeer);
                 assertThatThrownBy(() -> read(plainPeer, connector)).isInstanceOf(TransferException.class);
@@ -94,14 +95,14 @@ class NixlConnectEmbeddedSecurityTests {
         withBundle().withPropertyValues("spring.ssl.bundle.jks.peer.options.enabled-protocols=TLSv1.2",
                 "spring.ssl.bundle.jks.peer.options.ciphers=" + cipher).run(context -> {
             Connector connector = context.getBean(Connector.class);
-            try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket) connector.options().embeddedSslContext()
+            try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket) embedded(connector).sslContext()
                     .getSocketFactory().createSocket()) {
                 assertThat(socket.getEnabledProtocols()).containsExactly("TLSv1.2");
                 assertThat(socket.getEnabledCipherSuites()).containsExactly(cipher);
             }
             SSLContext unrestricted = context.getBean(SslBundles.class).getBundle("peer").createSslContext();
-            try (Connector tlsPeer = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
-                    .embeddedSslContext(unrestricted).build())) {
+            try (Connector tlsPeer = new Connector(ConnectorOptions.builder()
+                    .transports(EmbeddedSettings.defaults().withSslContext(unrestricted)).build())) {
                 read(tlsPeer, connector);
                 read(connector, tlsPeer);
             }
@@ -121,10 +122,10 @@ class NixlConnectEmbeddedSecurityTests {
     void theSharedSecretAuthenticatesPeers() {
         runner.withPropertyValues("nixl.connect.embedded.shared-secret=" + SECRET).run(context -> {
             Connector connector = context.getBean(Connector.class);
-            assertThat(connector.options().embeddedSharedSecret()).isEqualTo(SECRET);
-            try (Connector sameSecret = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED)
-                    .embeddedSharedSecret(SECRET).build());
-                 Connector noSecret = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED).build())) {
+            assertThat(embedded(connector).sharedSecret()).isEqualTo(SECRET);
+            try (Connector sameSecret = new Connector(ConnectorOptions.builder()
+                    .transports(EmbeddedSettings.defaults().withSharedSecret(SECRET)).build());
+                 Connector noSecret = new Connector(ConnectorOptions.builder().transports(EmbeddedSettings.defaults()).build())) {
                 read(sameSecret, connector);
                 assertThatThrownBy(() -> read(noSecret, connector)).isInstanceOf(TransferException.class)
                         .hasMessageContaining("requires authentication");
@@ -136,41 +137,39 @@ class NixlConnectEmbeddedSecurityTests {
     void aShortSecretIsRefusedWithoutPrintingIt() {
         runner.withPropertyValues("nixl.connect.embedded.shared-secret=tooshort").run(context -> {
             assertThat(context).hasFailed();
-            Throwable cause = context.getStartupFailure();
-            while (!(cause instanceof InvalidNixlConnectPropertiesException)) {
-                cause = cause.getCause();
+            Throwable failure = context.getStartupFailure();
+            assertThat(failure).rootCause().isInstanceOf(BindValidationException.class)
+                    .hasMessageContaining("nixl.connect.embedded.shared-secret");
+            for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+                assertThat(cause.getMessage()).doesNotContain("tooshort");
             }
-            InvalidNixlConnectPropertiesException invalid = (InvalidNixlConnectPropertiesException) cause;
-            assertThat(invalid.violations()).extracting(InvalidNixlConnectPropertiesException.Violation::property)
-                    .containsExactly("nixl.connect.embedded.shared-secret");
-            assertThat(invalid.getMessage()).doesNotContain("tooshort");
         });
     }
 
     @Test
     void serverTimeoutsAndConnectionLimitsBindAndDefault() {
         runner.run(context -> {
-            ConnectorOptions options = context.getBean(Connector.class).options();
-            assertThat(options.embeddedIdleTimeout()).isEqualTo(Duration.ofSeconds(60));
-            assertThat(options.embeddedReadTimeout()).isEqualTo(Duration.ofSeconds(30));
-            assertThat(options.embeddedMaxConnections()).isEqualTo(1024);
-            assertThat(options.embeddedMaxConnectionsPerAddress()).isEqualTo(256);
+            EmbeddedSettings settings = embedded(context.getBean(Connector.class));
+            assertThat(settings.idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+            assertThat(settings.readTimeout()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(settings.maxServerConnections()).isEqualTo(1024);
+            assertThat(settings.maxConnectionsPerAddress()).isEqualTo(256);
         });
         runner.withPropertyValues("nixl.connect.embedded.idle-timeout=5s", "nixl.connect.embedded.read-timeout=2s",
                 "nixl.connect.embedded.max-connections=100", "nixl.connect.embedded.max-connections-per-address=10")
                 .run(context -> {
-                    ConnectorOptions options = context.getBean(Connector.class).options();
-                    assertThat(options.embeddedIdleTimeout()).isEqualTo(Duration.ofSeconds(5));
-                    assertThat(options.embeddedReadTimeout()).isEqualTo(Duration.ofSeconds(2));
-                    assertThat(options.embeddedMaxConnections()).isEqualTo(100);
-                    assertThat(options.embeddedMaxConnectionsPerAddress()).isEqualTo(10);
+                    EmbeddedSettings settings = embedded(context.getBean(Connector.class));
+                    assertThat(settings.idleTimeout()).isEqualTo(Duration.ofSeconds(5));
+                    assertThat(settings.readTimeout()).isEqualTo(Duration.ofSeconds(2));
+                    assertThat(settings.maxServerConnections()).isEqualTo(100);
+                    assertThat(settings.maxConnectionsPerAddress()).isEqualTo(10);
                 });
         runner.withPropertyValues("nixl.connect.embedded.idle-timeout=0s",
                 "nixl.connect.embedded.max-connections-per-address=2000").run(context -> {
                     assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).rootCause()
-                            .hasMessageContaining("nixl.connect.embedded.idle-timeout")
-                            .hasMessageContaining("nixl.connect.embedded.max-connections-per-address");
+                    assertThat(context.getStartupFailure()).rootCause().isInstanceOf(BindValidationException.class)
+                            .hasMessageContaining("idleTimeout")
+                            .hasMessageContaining("maxConnectionsPerAddress");
                 });
     }
 
@@ -181,5 +180,9 @@ class NixlConnectEmbeddedSecurityTests {
         runner.withPropertyValues("nixl.connect.limits.max-descriptors=12").run(context ->
                 assertThat(context.getBean(Connector.class).options().maxDescriptors()).isEqualTo(12));
         runner.withPropertyValues("nixl.connect.limits.max-descriptors=0").run(context -> assertThat(context).hasFailed());
+    }
+
+    private static EmbeddedSettings embedded(Connector connector) {
+        return connector.options().transport(EmbeddedSettings.class).orElseThrow();
     }
 }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.util.List;
 import java.util.Locale;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;

@@ -12,7 +12,6 @@ import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransferException;
-import io.nixlconnect.TransportBackend;
 import io.nixlconnect.WritableOperation;
 import io.nixlconnect.WriteOperation;
 import io.nixlconnect.transport.MemoryRegion;
@@ -45,8 +44,8 @@ class EmbeddedCredentialTest {
 
     @BeforeEach
     void start() {
-        producer = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED).workerId("producer").build());
-        consumer = new Connector(ConnectorOptions.builder().backend(TransportBackend.EMBEDDED).workerId("consumer").build());
+        producer = new Connector(ConnectorOptions.builder().transports(EmbeddedSettings.defaults()).workerId("producer").build());
+        consumer = new Connector(ConnectorOptions.builder().transports(EmbeddedSettings.defaults()).workerId("consumer").build());
     }
 
     @AfterEach
