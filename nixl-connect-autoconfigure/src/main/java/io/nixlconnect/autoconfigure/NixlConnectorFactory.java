@@ -120,9 +120,9 @@ final class NixlConnectorFactory {
         }
         try {
             return SslBundleContext.of(sslBundles.getBundle(bundle.trim()));
-        } catch (NoSuchSslBundleException e) {
+        } catch (NoSuchSslBundleException e) { // not kept as the cause: the root cause should name the property
             throw new IllegalStateException("nixl.connect.embedded.ssl.bundle=" + bundle
-                    + " names no SSL bundle of this application." + advice, e);
+                    + " names no SSL bundle of this application." + advice);
         }
     }
 
