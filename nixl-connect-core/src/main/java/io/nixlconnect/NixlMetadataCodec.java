@@ -86,6 +86,18 @@ final class NixlMetadataCodec {
 
     /** Decodes and inflates, refusing anything that would inflate beyond {@code maxBytes}. */
     static byte[] decode(String encoded, int maxBytes) {
+        return inflate(compressed(encoded), maxBytes, true);
+    }
+
+    /**
+     * Checks that {@code encoded} decodes and inflates to 1..{@code maxBytes} bytes, keeping none of them (the
+     * inflated bytes pass through the pooled work buffer).
+     */
+    static void validate(String encoded, int maxBytes) {
+        inflate(compressed(encoded), maxBytes, false);
+    }
+
+    private static byte[] compressed(String encoded) {
         if (encoded.isEmpty()) {
             throw new InvalidMetadataException(FIELD, "must not be empty");
         }
@@ -102,8 +114,9 @@ final class NixlMetadataCodec {
         if (compressed.length == 0) {
             throw new InvalidMetadataException(FIELD, "holds no data");
         }
-        return inflate(compressed, maxBytes);
+        return compressed;
     }
+
     private static byte[] hexDecode(String hex) {
         if (hex.length() % 2 != 0) {
             throw new InvalidMetadataException(FIELD,
@@ -127,32 +140,42 @@ final class NixlMetadataCodec {
         return c < 0x80 ? Character.digit(c, 16) : -1;
     }
 
-    private static byte[] inflate(byte[] compressed, int maxBytes) {
+    /**
+     * Inflates, refusing more than {@code maxBytes}: into the result when {@code keep}, else only counting (the
+     * work buffer is overwritten round after round, so a large valid document costs no more than its buffer).
+     */
+    private static byte[] inflate(byte[] compressed, int maxBytes, boolean keep) {
         Zlib zlib = take();
         try {
             Inflater inflater = zlib.inflater;
             inflater.setInput(compressed);
+            long total = 0;
             int length = 0;
             while (!inflater.finished()) {
                 if (length == zlib.buffer.length) {
-                    if (length >= maxBytes) {
-                        throw tooLarge(maxBytes);
+                    if (!keep) {
+                        length = 0;
+                    } else {
+                        if (length >= maxBytes) {
+                            throw tooLarge(maxBytes);
+                        }
+                        zlib.buffer = Arrays.copyOf(zlib.buffer, (int) Math.min((long) maxBytes + 1, 2L * length));
                     }
-                    zlib.buffer = Arrays.copyOf(zlib.buffer, (int) Math.min((long) maxBytes + 1, 2L * length));
                 }
                 int n = inflater.inflate(zlib.buffer, length, zlib.buffer.length - length);
                 if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
                     throw new InvalidMetadataException(FIELD, "is not a complete zlib stream (truncated)");
                 }
                 length += n;
-                if (length > maxBytes) {
+                total += n;
+                if (total > maxBytes) {
                     throw tooLarge(maxBytes);
                 }
             }
-            if (length == 0) {
+            if (total == 0) {
                 throw new InvalidMetadataException(FIELD, "inflates to no bytes");
             }
-            return Arrays.copyOf(zlib.buffer, length);
+            return keep ? Arrays.copyOf(zlib.buffer, length) : null;
         } catch (DataFormatException e) {
             throw new InvalidMetadataException(FIELD, "is not zlib-compressed data: " + e.getMessage(), e);
         } finally {

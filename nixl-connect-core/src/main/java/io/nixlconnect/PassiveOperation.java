@@ -7,7 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -16,12 +17,14 @@ import java.util.UUID;
  */
 public abstract sealed class PassiveOperation extends AbstractOperation permits ReadableOperation, WritableOperation {
 
+    private static final SecureRandom KEYS = new SecureRandom();
+
     private final PassiveWindow window;
     private final Deadlines.Deadline timeout;
     private RdmaMetadata metadata;
 
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors) {
-        super(connector, kind, checkLocal(localDescriptors), UUID.randomUUID().toString());
+        super(connector, kind, checkLocal(localDescriptors), newNotificationKey());
         acquireLocal();
         List<MemoryRegion> regions = new ArrayList<>(localDescriptors.size());
         for (Descriptor descriptor : localDescriptors) {
@@ -44,6 +47,16 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
                                 + passiveTimeout)));
         window.notified().whenComplete((ignored, error) -> finish(
                 error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+    }
+
+    /**
+     * 128 random bits as 32 hex digits. The key is also the embedded transport's credential for this operation's
+     * memory (a random UUID has only 122).
+     */
+    private static String newNotificationKey() {
+        byte[] key = new byte[16];
+        KEYS.nextBytes(key);
+        return HexFormat.of().formatHex(key);
     }
 
     /**

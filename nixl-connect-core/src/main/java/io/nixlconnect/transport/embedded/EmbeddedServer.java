@@ -1,50 +1,82 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
+import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Accepts peers and serves their requests, one thread per connection (peers cap their connections). */
+/**
+ * Accepts peers and serves their requests, one thread per connection from a bounded pool.
+ *
+ * <p>Under hostile load it holds its limits: at most {@code maxServerConnections} connections and
+ * {@code maxConnectionsPerAddress} from one address; a connection that waits for its next request (or its
+ * authentication) longer than {@code idleTimeout}, or makes no progress for {@code readTimeout} in the middle
+ * of one, is closed. When a limit is reached, the connection that has waited longest for a request is closed
+ * to make room, so idle or trickling connections cannot lock out a peer that actually sends requests; only a
+ * connection in the middle of a request is never evicted.
+ */
 final class EmbeddedServer {
 
     private static final Logger log = LoggerFactory.getLogger(EmbeddedServer.class);
-    static final int MAX_CONNECTIONS = 1024;
+    /** Handler threads beyond the connection limit, for evicted connections still winding down. */
+    private static final int HANDLER_SLACK = 16;
+    private static final long EVICTION_WAIT_MILLIS = 1000;
 
     private final EmbeddedTransport transport;
+    private final EmbeddedSettings settings;
+    private final PeerAuthentication authentication;
     private final ServerSocketChannel server;
-    private final ExecutorService handlers;
-    private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
+    private final ThreadPoolExecutor handlers;
+    private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
+    private final Thread reaper;
     private volatile boolean running = true;
 
-    EmbeddedServer(EmbeddedTransport transport, String bindAddress, int port, ExecutorService handlers) throws IOException {
+    EmbeddedServer(EmbeddedTransport transport, EmbeddedSettings settings, PeerAuthentication authentication)
+            throws IOException {
         this.transport = transport;
-        this.handlers = handlers;
+        this.settings = settings;
+        this.authentication = authentication;
         this.server = ServerSocketChannel.open();
         try {
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             server.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
-            server.bind(new InetSocketAddress(bindAddress, port), 256);
+            server.bind(new InetSocketAddress(settings.bindAddress(), settings.port()), 256);
         } catch (IOException e) {
             server.close();
             throw e;
         }
+        AtomicInteger ids = new AtomicInteger();
+        this.handlers = new ThreadPoolExecutor(0, settings.maxServerConnections() + HANDLER_SLACK, 30, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), runnable -> {
+                    Thread thread = new Thread(runnable, "nixl-embedded-serve-" + ids.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
         this.acceptor = new Thread(this::acceptLoop, "nixl-embedded-accept-" + localPort());
         acceptor.setDaemon(true);
+        this.reaper = new Thread(this::reapLoop, "nixl-embedded-timeouts-" + localPort());
+        reaper.setDaemon(true);
         acceptor.start();
+        reaper.start();
     }
 
     int localPort() {
@@ -53,6 +85,16 @@ final class EmbeddedServer {
 
     boolean isRunning() {
         return running && acceptor.isAlive();
+    }
+
+    /** Open connections (for tests and health details). */
+    int connectionCount() {
+        return connections.size();
+    }
+
+    /** Threads serving connections now. */
+    int handlerThreads() {
+        return handlers.getPoolSize();
     }
 
     private void acceptLoop() {
@@ -68,172 +110,312 @@ final class EmbeddedServer {
                 }
                 continue;
             }
-            if (connections.size() >= MAX_CONNECTIONS) {
-                log.warn("Embedded transport: refusing a connection, {} already open", connections.size());
-                closeQuietly(channel);
-                continue;
+            admit(channel);
+        }
+    }
+
+    /** Makes room under the limits (evicting the longest-waiting connection if need be), then serves. */
+    private void admit(SocketChannel channel) {
+        InetAddress address = remoteAddress(channel);
+        Connection victim = null;
+        boolean full;
+        int fromAddress = 0;
+        for (Connection connection : connections) {
+            if (connection.address.equals(address)) {
+                fromAddress++;
             }
-            connections.add(channel);
+        }
+        if (fromAddress >= settings.maxConnectionsPerAddress()) {
+            victim = longestWaiting(address);
+            full = true;
+        } else if (connections.size() >= settings.maxServerConnections()) {
+            victim = longestWaiting(null);
+            full = true;
+        } else {
+            full = false;
+        }
+        if (full) {
+            if (victim == null) {
+                log.warn("Embedded transport: refusing a connection from {}: every one of the {} open connections is "
+                        + "in the middle of a request", address, connections.size());
+                closeQuietly(channel);
+                return;
+            }
+            log.debug("Embedded transport: connection limit reached; closing the one from {} that waited longest",
+                    victim.address);
+            victim.abort();
+            victim.awaitGone(EVICTION_WAIT_MILLIS);
+        }
+        Connection connection = new Connection(channel, address);
+        connections.add(connection);
+        try {
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            channel.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
+            handlers.execute(() -> serve(connection));
+        } catch (IOException | RejectedExecutionException e) {
+            log.warn("Embedded transport: cannot serve a connection from {}: {}", address, e.toString());
+            connection.finished();
+        }
+    }
+
+    /** The connection (from {@code address}, or any when null) that has waited longest for a request. */
+    private Connection longestWaiting(InetAddress address) {
+        Connection oldest = null;
+        long oldestSince = 0;
+        for (Connection connection : connections) {
+            long since = connection.waitingSince;
+            if (since != Connection.BUSY && (address == null || connection.address.equals(address))
+                    && (oldest == null || since - oldestSince < 0)) {
+                oldest = connection;
+                oldestSince = since;
+            }
+        }
+        return oldest != null && oldest.evict() ? oldest : null;
+    }
+
+    /** Closes connections past their idle or read timeout. */
+    private void reapLoop() {
+        long idle = settings.idleTimeout().toNanos();
+        long read = settings.readTimeout().toNanos();
+        long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.SECONDS.toNanos(1), Math.min(idle, read) / 4));
+        while (running) {
             try {
-                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                channel.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
-                handlers.execute(() -> serve(channel));
-            } catch (IOException | RuntimeException e) {
-                connections.remove(channel);
-                closeQuietly(channel);
+                TimeUnit.NANOSECONDS.sleep(tick);
+            } catch (InterruptedException e) {
+                return;
             }
-        }
-    }
-
-    private void serve(SocketChannel channel) {
-        try {
-            Wire.Request request;
-            while ((request = Wire.readRequest(channel)) != null) {
-                handle(channel, request);
-            }
-        } catch (IOException e) {
-            log.debug("Embedded transport: connection dropped: {}", e.toString());
-        } finally {
-            connections.remove(channel);
-            closeQuietly(channel);
-        }
-    }
-
-    private void handle(SocketChannel channel, Wire.Request request) throws IOException {
-        EmbeddedAgent agent = transport.agent(request.agent());
-        if (agent == null) {
-            Wire.writeError(channel, "no agent named '" + request.agent() + "' is served here (closed or never existed)");
-            return;
-        }
-        switch (request.type()) {
-            case Wire.NOTIFY -> deliver(channel, agent, request.notification(), " (completed, closed or never created)");
-            // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
-            case Wire.READ -> moveRanges(channel, agent, request, TransferOp.READ);
-            case Wire.IDENTIFY -> {
-                String disabled = transport.sameHostCopyDisabled();
-                if (disabled != null) {
-                    Wire.writeDeclined(channel, "same-host copy declined: " + disabled);
-                } else {
-                    Wire.writeHello(channel, SameHostIdentity.self());
+            long now = System.nanoTime();
+            for (Connection connection : connections) {
+                long since = connection.waitingSince;
+                if (since != Connection.BUSY ? now - since > idle : now - connection.lastProgress() > read) {
+                    log.debug("Embedded transport: closing a connection from {} that {}", connection.address,
+                            since != Connection.BUSY ? "waited too long for a request" : "stalled mid-request");
+                    connection.abort();
                 }
             }
-            case Wire.READ_GRANT -> grantRanges(channel, agent, request);
-            case Wire.WRITE -> {
-                // The data has landed: only now may the passive side learn of it.
-                if (moveRanges(channel, agent, request, TransferOp.WRITE)) {
-                    deliver(channel, agent, request.notification(), "");
-                }
-            }
-            default -> throw new Wire.ProtocolException("unknown request type " + request.type());
         }
     }
 
-    /**
-     * Serves the request's ranges if every one lies inside a live window of the right kind: streams them
-     * out (READ) or in (WRITE). Refuses the whole request, touching nothing, otherwise.
-     *
-     * @return whether the ranges were moved
-     */
-    private boolean moveRanges(SocketChannel channel, EmbeddedAgent agent, Wire.Request request, TransferOp access)
-            throws IOException {
-        List<EmbeddedWindow> windows = agent.enter(access, request.addresses(), request.lengths(), channel, false);
-        if (windows == null) {
-            Wire.writeError(channel, access + " refused: a requested range lies outside every live "
-                    + (access == TransferOp.READ ? "ReadableOperation" : "WritableOperation"));
-            return false;
-        }
+    private void serve(Connection connection) {
         try {
-            Wire.writeOk(channel);
-            for (int i = 0; i < request.addresses().length; i++) {
-                long address = request.addresses()[i];
-                long length = request.lengths()[i];
-                MemoryType type = EmbeddedAgent.typeOf(windows, address, length);
-                if (access == TransferOp.READ) {
-                    Wire.sendMemory(channel, type, address, length, transport.staging());
-                } else {
-                    Wire.receiveMemory(channel, type, address, length, transport.staging());
-                }
+            Link link = authentication.server(connection.channel);
+            if (link == null) {
+                return;
             }
-            return true;
-        } finally {
-            EmbeddedAgent.exit(windows, channel, false);
-        }
-    }
-
-    /**
-     * Grants the peer a direct copy (cross-memory attach) of the request's ranges if every one lies in host
-     * memory of a live ReadableOperation's window: answers with this pid, keeps the windows pinned until the
-     * peer reports, then delivers the notification as a NOTIFY would. Declines (the peer then streams
-     * them with READ) when the setting is off or a range is GPU memory.
-     */
-    private void grantRanges(SocketChannel channel, EmbeddedAgent agent, Wire.Request request) throws IOException {
-        String disabled = transport.sameHostCopyDisabled();
-        if (disabled != null) {
-            Wire.writeDeclined(channel, disabled);
-            return;
-        }
-        List<EmbeddedWindow> windows = agent.enter(TransferOp.READ, request.addresses(), request.lengths(), channel,
-                true);
-        if (windows == null) {
-            Wire.writeError(channel, "READ refused: a requested range lies outside every live ReadableOperation");
-            return;
-        }
-        boolean copied;
-        try {
-            for (int i = 0; i < request.addresses().length; i++) {
-                if (EmbeddedAgent.typeOf(windows, request.addresses()[i], request.lengths()[i]) != MemoryType.DRAM) {
-                    Wire.writeDeclined(channel, "GPU memory is staged through the socket");
+            connection.link = link;
+            while (true) {
+                connection.awaitRequest();
+                Wire.Head head;
+                try {
+                    head = Wire.readHead(link);
+                } catch (Wire.UnexpectedHelloException e) {
+                    PeerAuthentication.refuseUnexpectedHello(link);
+                    return;
+                } catch (Wire.OutdatedPeerException e) {
+                    Wire.writeError(link, e.getMessage()); // version 1 reads responses the same way
+                    return;
+                }
+                if (head == null || !connection.beginRequest()) {
+                    return;
+                }
+                if (!handle(connection, link, head)) {
                     return;
                 }
             }
-            Wire.writeGrant(channel, SameHostIdentity.self().pid());
-            // Blocks until the peer has finished copying (or its process and so its connection are gone);
-            // closing the window meanwhile waits for this, as the peer's copy cannot be cut off from here.
-            copied = Wire.readCopyOutcome(channel);
+        } catch (IOException e) {
+            log.debug("Embedded transport: connection dropped: {}", e.toString());
+        } catch (RuntimeException e) {
+            log.warn("Embedded transport: connection from {} failed", connection.address, e);
         } finally {
-            EmbeddedAgent.exit(windows, channel, true);
+            connection.finished();
+        }
+    }
+
+    /**
+     * Serves one request.
+     *
+     * @return whether the connection is still in step with the peer (false: drop it)
+     */
+    private boolean handle(Connection connection, Link link, Wire.Head head) throws IOException {
+        EmbeddedAgent agent = transport.agent(head.agent());
+        return switch (head.type()) {
+            case Wire.NOTIFY -> {
+                EmbeddedWindow notified = deliver(link, agent, head.credential());
+                if (notified != null && notified == connection.readAwaitingNotification) {
+                    connection.readAwaitingNotification = null;
+                }
+                yield true;
+            }
+            // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
+            case Wire.READ -> moveRanges(connection, link, agent, head, TransferOp.READ);
+            case Wire.IDENTIFY -> {
+                String disabled = transport.sameHostCopyDisabled();
+                if (disabled != null) {
+                    Wire.writeDeclined(link, "same-host copy declined: " + disabled);
+                } else {
+                    Wire.writeHello(link, SameHostIdentity.self());
+                }
+                yield true;
+            }
+            case Wire.READ_GRANT -> grantRanges(link, agent, head);
+            case Wire.WRITE -> {
+                // The data has landed: only now may the passive side learn of it.
+                if (!moveRanges(connection, link, agent, head, TransferOp.WRITE)) {
+                    yield false;
+                }
+                deliver(link, agent, head.credential());
+                yield true;
+            }
+            default -> throw new Wire.ProtocolException("unknown request type " + head.type());
+        };
+    }
+
+    /**
+     * Serves a request's ranges from the one live window opened with its credential, if every range lies inside
+     * it: streams them out (READ) or in (WRITE). Refuses otherwise, touching nothing, with the same answer
+     * whatever the reason, so refusals tell a prober nothing.
+     *
+     * @return whether the ranges were moved (false: refused, and the connection must be dropped)
+     */
+    private boolean moveRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head, TransferOp access)
+            throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.enter(access, head.credential(), link);
+        if (window == null) {
+            refuse(link, access);
+            return head.count() == 0;
+        }
+        try {
+            Ranges ranges = new Ranges(window);
+            if (!Wire.readRanges(link, head.count(), ranges)) {
+                refuse(link, access);
+                return false;
+            }
+            Wire.writeOk(link);
+            for (int i = 0; i < ranges.size; i++) {
+                long address = ranges.addresses[i];
+                long length = ranges.lengths[i];
+                MemoryRegion region = window.regionCovering(address, length);
+                if (access == TransferOp.READ) {
+                    Wire.sendMemory(link, region.type(), address, length, transport.staging());
+                } else {
+                    Wire.receiveMemory(link, region.type(), address, length, transport.staging());
+                }
+            }
+            if (access == TransferOp.READ) {
+                connection.readAwaitingNotification = window;
+            }
+            return true;
+        } finally {
+            window.exit(link);
+        }
+    }
+
+    /**
+     * Grants the peer a direct copy (cross-memory attach) of a READ's ranges, checked exactly as for a READ (the
+     * one live window opened with the credential covers each): answers with this pid, keeps the window pinned
+     * until the peer reports, then delivers the notification as a NOTIFY would. Declines (the peer then sends
+     * a READ) when the setting is off or a range is GPU memory.
+     *
+     * @return whether the connection is still in step with the peer
+     */
+    private boolean grantRanges(Link link, EmbeddedAgent agent, Wire.Head head) throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.enter(TransferOp.READ, head.credential(), link, true);
+        if (window == null) {
+            refuse(link, TransferOp.READ);
+            return head.count() == 0;
+        }
+        boolean copied;
+        try {
+            Ranges ranges = new Ranges(window);
+            if (!Wire.readRanges(link, head.count(), ranges)) {
+                refuse(link, TransferOp.READ);
+                return false;
+            }
+            String declined = transport.sameHostCopyDisabled();
+            for (int i = 0; declined == null && i < ranges.size; i++) {
+                if (window.regionCovering(ranges.addresses[i], ranges.lengths[i]).type() != MemoryType.DRAM) {
+                    declined = "GPU memory is staged through the socket";
+                }
+            }
+            if (declined != null) {
+                Wire.writeDeclined(link, declined);
+                return true;
+            }
+            Wire.writeGrant(link, SameHostIdentity.self().pid());
+            // Blocks until the peer has finished copying (or its process, and so its connection, is gone);
+            // closing the window meanwhile waits for this, as the peer's copy cannot be cut off from here.
+            copied = Wire.readCopyOutcome(link);
+        } finally {
+            window.exit(link, true);
         }
         if (copied) {
-            deliver(channel, agent, request.notification(), " (completed, closed or never created)");
+            deliver(link, agent, head.credential());
         } else {
-            Wire.writeOk(channel);
+            Wire.writeOk(link);
         }
+        return true;
+    }
+
+    private static void refuse(Link link, TransferOp access) throws IOException {
+        Wire.writeError(link, access + " refused: no live "
+                + (access == TransferOp.READ ? "ReadableOperation" : "WritableOperation")
+                + " with this credential covers every requested range");
     }
 
     /**
      * Delivers a notification: claims the waiting window, answers OK, then completes the window — in that
      * order, so that a passive side which shuts down as soon as it completes cannot cut off the answer.
      */
-    private static void deliver(SocketChannel channel, EmbeddedAgent agent, byte[] notification, String hint)
-            throws IOException {
-        if (notification.length == 0) {
-            Wire.writeOk(channel);
-            return;
-        }
-        EmbeddedWindow window = agent.claim(notification);
+    private static EmbeddedWindow deliver(Link link, EmbeddedAgent agent, byte[] notification) throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.claim(notification);
         if (window == null) {
-            Wire.writeError(channel, "no passive operation waits for notification '"
-                    + new String(notification, StandardCharsets.UTF_8) + "'" + hint);
-            return;
+            Wire.writeError(link, "no passive operation waits for this notification (completed, closed or never created)");
+            return null;
         }
         try {
-            Wire.writeOk(channel);
+            Wire.writeOk(link);
         } finally {
             window.deliver(); // the data has landed whether or not the answer reaches the peer
+        }
+        return window;
+    }
+
+    /**
+     * A connection ended. If it had read a window and not yet notified it, the reader is gone before completing
+     * the operation: the place to end that window (today it waits for its passive timeout or close).
+     */
+    private static void connectionEnded(Connection connection) {
+        EmbeddedWindow unnotified = connection.readAwaitingNotification;
+        if (unnotified != null && !unnotified.notified().isDone()) {
+            log.debug("Embedded transport: a reader from {} disconnected after reading a window, before notifying it",
+                    connection.address);
         }
     }
 
     void close() {
         running = false;
         closeQuietly(server);
-        for (SocketChannel channel : connections) {
-            closeQuietly(channel);
+        for (Connection connection : connections) {
+            connection.abort();
         }
+        reaper.interrupt();
         try {
             acceptor.join(5000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        handlers.shutdown();
+    }
+
+    private static InetAddress remoteAddress(SocketChannel channel) {
+        try {
+            if (channel.getRemoteAddress() instanceof InetSocketAddress remote) {
+                return remote.getAddress();
+            }
+        } catch (IOException ignored) {
+            // fall through: an unknown address counts as one address
+        }
+        return InetAddress.getLoopbackAddress();
     }
 
     private static void closeQuietly(Closeable closeable) {
@@ -241,6 +423,99 @@ final class EmbeddedServer {
             closeable.close();
         } catch (IOException ignored) {
             // closing is all we wanted
+        }
+    }
+
+    /** A request's ranges, checked against the window one by one as they arrive; storage grows with what arrived. */
+    private static final class Ranges implements Wire.RangeSink {
+        private final EmbeddedWindow window;
+        private long[] addresses = new long[16];
+        private long[] lengths = new long[16];
+        private int size;
+
+        Ranges(EmbeddedWindow window) {
+            this.window = window;
+        }
+
+        @Override
+        public boolean accept(long address, long length) {
+            if (!window.covers(address, length)) {
+                return false;
+            }
+            if (size == addresses.length) {
+                addresses = Arrays.copyOf(addresses, size * 2);
+                lengths = Arrays.copyOf(lengths, size * 2);
+            }
+            addresses[size] = address;
+            lengths[size] = length;
+            size++;
+            return true;
+        }
+    }
+
+    /** One accepted connection: where it is from, and since when it waits for a request ({@link #BUSY} while in one). */
+    private final class Connection {
+        static final long BUSY = Long.MIN_VALUE;
+
+        final SocketChannel channel;
+        final InetAddress address;
+        final AtomicInteger state = new AtomicInteger(WAITING);
+        final CountDownLatch gone = new CountDownLatch(1);
+        volatile long waitingSince = System.nanoTime();
+        volatile Link link;
+        /** The window this connection's last READ served, until its NOTIFY arrives (only the serving thread writes). */
+        volatile EmbeddedWindow readAwaitingNotification;
+
+        static final int WAITING = 0;
+        static final int IN_REQUEST = 1;
+        static final int EVICTED = 2;
+
+        Connection(SocketChannel channel, InetAddress address) {
+            this.channel = channel;
+            this.address = address;
+        }
+
+        void awaitRequest() {
+            waitingSince = System.nanoTime();
+            state.compareAndSet(IN_REQUEST, WAITING);
+        }
+
+        /** Marks the connection busy; false if it was chosen for eviction meanwhile. */
+        boolean beginRequest() {
+            if (!state.compareAndSet(WAITING, IN_REQUEST)) {
+                return false;
+            }
+            waitingSince = BUSY;
+            return true;
+        }
+
+        boolean evict() {
+            return state.compareAndSet(WAITING, EVICTED);
+        }
+
+        long lastProgress() {
+            Link current = link;
+            return current == null ? waitingSince : current.lastProgressNanos();
+        }
+
+        /** Closes the socket from any thread; the serving thread's blocked read or write fails. */
+        void abort() {
+            closeQuietly(channel);
+        }
+
+        void finished() {
+            abort();
+            connectionEnded(this);
+            connections.remove(this);
+            gone.countDown();
+        }
+
+        void awaitGone(long millis) {
+            try {
+                gone.await(millis, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

@@ -21,7 +21,6 @@ import java.util.concurrent.atomic.AtomicReference;
 final class EmbeddedTransfer implements TransferHandle {
 
     private static final long CANCEL_WAIT_SECONDS = 30;
-    private static final byte[] NO_NOTIFICATION = new byte[0];
 
     private final EmbeddedAgent agent;
     private final TransferOp op;
@@ -35,7 +34,7 @@ final class EmbeddedTransfer implements TransferHandle {
     private final AtomicBoolean started = new AtomicBoolean();
     private final CountDownLatch finished = new CountDownLatch(1);
     private volatile boolean cancelled;
-    private volatile SocketChannel channel;
+    private volatile Link channel;
     private volatile Thread worker;
     private volatile String path;
 
@@ -78,25 +77,17 @@ final class EmbeddedTransfer implements TransferHandle {
      *
      * @return a connection fit for reuse, or null
      */
-    SocketChannel run(SocketChannel pooled, SameHostPeer sameHost) {
+    Link run(Link pooled, SameHostPeer sameHost) {
         if (!started.compareAndSet(false, true)) {
             return pooled; // cancelled while queued
         }
         worker = Thread.currentThread();
-        SocketChannel current = pooled;
+        Link current = pooled;
         boolean reused = pooled != null;
         try {
             while (true) {
                 if (current == null) {
-                    current = SocketChannel.open();
-                    channel = current;
-                    if (cancelled) {
-                        throw new IOException("cancelled");
-                    }
-                    current.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                    current.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
-                    current.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
-                    current.connect(new InetSocketAddress(peer.host(), peer.port()));
+                    current = connect();
                 } else {
                     channel = current;
                     if (cancelled) {
@@ -131,16 +122,41 @@ final class EmbeddedTransfer implements TransferHandle {
         }
     }
 
+    /** Opens, connects and secures (TLS, shared secret) a new connection to the peer. */
+    private Link connect() throws IOException {
+        SocketChannel socket = SocketChannel.open();
+        Link plain = Link.plain(socket);
+        channel = plain; // so that cancel can close it while connecting
+        try {
+            if (cancelled) {
+                throw new IOException("cancelled");
+            }
+            socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            socket.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
+            socket.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
+            socket.connect(new InetSocketAddress(peer.host(), peer.port()));
+            Link secured = agent.transport().authentication().client(socket, peer.host(), peer.port());
+            channel = secured;
+            if (cancelled) {
+                throw new IOException("cancelled");
+            }
+            return secured;
+        } catch (IOException | RuntimeException e) {
+            plain.close();
+            throw e;
+        }
+    }
+
     /**
      * READ: request → OK → the ranges' bytes → NOTIFY → OK. WRITE: request (with the notification) → OK → the
      * ranges' bytes → OK once the peer has them and delivered the notification.
      */
-    private void execute(SocketChannel ch) throws IOException {
+    private void execute(Link ch) throws IOException {
         boolean read = op == TransferOp.READ;
         path = SameHostPeer.TCP;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(read ? Wire.READ : Wire.WRITE, peer.agent(), remoteAddresses,
-                    lengths, read ? NO_NOTIFICATION : notification));
+            Wire.writeFully(ch, Wire.encodeRequest(read ? Wire.READ : Wire.WRITE, peer.agent(), notification,
+                    remoteAddresses, lengths));
             expectOk(ch, " refused by the peer: ");
         } catch (IOException e) {
             // The peer has not answered, so it touched no memory: on a reused connection this is worth a retry.
@@ -155,7 +171,7 @@ final class EmbeddedTransfer implements TransferHandle {
             }
         }
         if (read) {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), new long[0], new long[0], notification));
+            Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), notification, new long[0], new long[0]));
             expectOk(ch, ": data read, but the notification was refused: ");
         } else {
             expectOk(ch, ": data written, but the peer reported: ");
@@ -171,7 +187,7 @@ final class EmbeddedTransfer implements TransferHandle {
      *
      * @return whether the transfer is done
      */
-    private boolean readDirectly(SocketChannel ch, boolean reused, SameHostPeer sameHost) throws IOException {
+    private boolean readDirectly(Link ch, boolean reused, SameHostPeer sameHost) throws IOException {
         if (op != TransferOp.READ) {
             return false;
         }
@@ -190,7 +206,7 @@ final class EmbeddedTransfer implements TransferHandle {
         StringBuilder refused = new StringBuilder();
         Wire.Grant grant;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.READ_GRANT, peer.agent(), remoteAddresses, lengths, notification));
+            Wire.writeFully(ch, Wire.encodeRequest(Wire.READ_GRANT, peer.agent(), notification, remoteAddresses, lengths));
             grant = Wire.readGrant(ch, refused);
         } catch (IOException e) {
             throw cancelled ? e : new StaleConnectionException(e, false); // unanswered: the peer touched nothing
@@ -229,11 +245,11 @@ final class EmbeddedTransfer implements TransferHandle {
     }
 
     /** Asks the peer who it is and tries to read its probe token; remembers the outcome for the peer. */
-    private SameHostPeer.State probe(SocketChannel ch, boolean reused, SameHostPeer sameHost) throws IOException {
+    private SameHostPeer.State probe(Link ch, boolean reused, SameHostPeer sameHost) throws IOException {
         StringBuilder declined = new StringBuilder();
         SameHostIdentity identity;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.IDENTIFY, peer.agent(), new long[0], new long[0], NO_NOTIFICATION));
+            Wire.writeFully(ch, Wire.encodeRequest(Wire.IDENTIFY, peer.agent(), notification, new long[0], new long[0]));
             identity = Wire.readHello(ch, declined);
         } catch (IOException e) {
             if (cancelled) {
@@ -243,7 +259,7 @@ final class EmbeddedTransfer implements TransferHandle {
                 throw new StaleConnectionException(e, false); // a pooled connection gone stale: learn nothing yet
             }
             // A peer that refuses IDENTIFY (or drops the connection on it) does not offer it here: TCP from now on,
-            // on a new connection.
+            // on a new connection (which also tells the caller why, if the peer refuses that too).
             sameHost.learned(SameHostPeer.State.tcpOnly("peer does not offer same-host copy (" + e.getMessage() + ")"));
             throw new StaleConnectionException(e, true);
         }
@@ -259,7 +275,7 @@ final class EmbeddedTransfer implements TransferHandle {
         return learned;
     }
 
-    private void expectOk(SocketChannel ch, String context) throws IOException {
+    private void expectOk(Link ch, String context) throws IOException {
         String refusal = Wire.readResponse(ch);
         if (refusal != null) {
             throw new TransportException(describe() + context + refusal);
@@ -308,13 +324,9 @@ final class EmbeddedTransfer implements TransferHandle {
         }
     }
 
-    private static void closeQuietly(SocketChannel ch) {
+    private static void closeQuietly(Link ch) {
         if (ch != null) {
-            try {
-                ch.close();
-            } catch (IOException ignored) {
-                // nothing more to do
-            }
+            ch.close();
         }
     }
 

@@ -4,8 +4,7 @@ import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
-import java.io.IOException;
-import java.nio.channels.SocketChannel;
+
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -28,7 +27,7 @@ final class EmbeddedWindow implements PassiveWindow {
     private final List<MemoryRegion> regions;
     private final NotificationKey notification;
     private final CompletableFuture<Void> notified = new CompletableFuture<>();
-    private final Set<SocketChannel> inside = new HashSet<>();
+    private final Set<Link> inside = new HashSet<>();
     private int granted;
     private boolean closed;
     private volatile String path;
@@ -63,28 +62,36 @@ final class EmbeddedWindow implements PassiveWindow {
         return null;
     }
 
+    synchronized boolean enter(Link link) {
+        return enter(link, false);
+    }
+
     /**
-     * Admits a server thread that streams the memory over {@code channel} ({@code grant} false; a close
-     * aborts it), or that granted the peer a direct copy ({@code grant} true; a close waits for its report).
+     * Admits a server thread that streams the memory over {@code link} ({@code grant} false; a close aborts
+     * it), or that granted the peer a direct copy ({@code grant} true; a close waits for its report).
      */
-    synchronized boolean enter(SocketChannel channel, boolean grant) {
+    synchronized boolean enter(Link link, boolean grant) {
         if (closed) {
             return false;
         }
         if (grant) {
             granted++;
         } else {
-            inside.add(channel);
+            inside.add(link);
         }
         path = grant ? SameHostPeer.CROSS_MEMORY_ATTACH : SameHostPeer.TCP;
         return true;
     }
 
-    synchronized void exit(SocketChannel channel, boolean grant) {
+    synchronized void exit(Link link) {
+        exit(link, false);
+    }
+
+    synchronized void exit(Link link, boolean grant) {
         if (grant) {
             granted--;
         } else {
-            inside.remove(channel);
+            inside.remove(link);
         }
         notifyAll();
     }
@@ -114,7 +121,7 @@ final class EmbeddedWindow implements PassiveWindow {
     }
 
     private void shut() {
-        List<SocketChannel> toAbort;
+        List<Link> toAbort;
         synchronized (this) {
             if (closed) {
                 return;
@@ -123,12 +130,8 @@ final class EmbeddedWindow implements PassiveWindow {
             toAbort = new ArrayList<>(inside);
         }
         agent.windowClosed(this);
-        for (SocketChannel channel : toAbort) {
-            try {
-                channel.close(); // unblocks the server thread copying into or out of our memory
-            } catch (IOException ignored) {
-                // closing is all we wanted
-            }
+        for (Link link : toAbort) {
+            link.abort(); // unblocks the server thread copying into or out of our memory
         }
         synchronized (this) {
             long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;

@@ -28,21 +28,21 @@ class EmbeddedWindowTest {
     private EmbeddedWindow window() {
         MemoryRegion region = new MemoryRegion(0x10000, 4096, MemoryType.DRAM, 0);
         agent.registerMemory(region);
-        return (EmbeddedWindow) agent.openWindow(TransferOp.READ, List.of(region), "key".getBytes());
+        return (EmbeddedWindow) agent.openWindow(TransferOp.READ, List.of(region), "0123456789abcdef0123456789abcdef".getBytes());
     }
 
     @Test
     void closeWaitsForAGrantedPeerToReportAndNeverCutsItsConnection() throws Exception {
         EmbeddedWindow window = window();
-        try (SocketChannel channel = SocketChannel.open()) {
-            assertThat(window.enter(channel, true)).isTrue();
+        try (SocketChannel channel = SocketChannel.open(); Link link = Link.plain(channel)) {
+            assertThat(window.enter(link, true)).isTrue();
             assertThat(window.path()).isEqualTo(SameHostPeer.CROSS_MEMORY_ATTACH);
             CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
             Thread.sleep(300);
             assertThat(closing).as("close returned while a peer may still be copying").isNotDone();
             assertThat(channel.isOpen()).as("the granted peer's connection stays up so that it can report").isTrue();
-            assertThat(window.enter(channel, true)).as("no new entry once closing").isFalse();
-            window.exit(channel, true); // the peer reported: its copy is over
+            assertThat(window.enter(link, true)).as("no new entry once closing").isFalse();
+            window.exit(link, true); // the peer reported: its copy is over
             closing.get(10, TimeUnit.SECONDS);
         }
         assertThat(window.notified()).isCompletedExceptionally();
@@ -51,8 +51,8 @@ class EmbeddedWindowTest {
     @Test
     void closeAbortsAStreamingConnectionAndWaitsForItsThread() throws Exception {
         EmbeddedWindow window = window();
-        try (SocketChannel channel = SocketChannel.open()) {
-            assertThat(window.enter(channel, false)).isTrue();
+        try (SocketChannel channel = SocketChannel.open(); Link link = Link.plain(channel)) {
+            assertThat(window.enter(link, false)).isTrue();
             assertThat(window.path()).isEqualTo(SameHostPeer.TCP);
             CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -61,7 +61,7 @@ class EmbeddedWindowTest {
             }
             assertThat(channel.isOpen()).as("close cuts the streaming thread's connection").isFalse();
             assertThat(closing).isNotDone();
-            window.exit(channel, false);
+            window.exit(link, false);
             closing.get(10, TimeUnit.SECONDS);
         }
     }
