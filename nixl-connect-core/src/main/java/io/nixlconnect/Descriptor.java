@@ -44,6 +44,8 @@ public final class Descriptor implements AutoCloseable {
     private final Deque<LiveUse> bufferUses = new ArrayDeque<>();
     private SerializedDescriptor serialized;
     private boolean closed;
+    /** Ended operations whose memory the transport has not released yet (see {@link #beginDrain()}). */
+    private int drainingUses;
 
     /**
      * Describes the remaining bytes of a direct buffer ({@code position} to {@code limit}). The buffer is
@@ -245,7 +247,11 @@ public final class Descriptor implements AutoCloseable {
     }
 
     /**
-     * Deregisters this descriptor's own registrations and frees memory it owns.
+     * Deregisters this descriptor's own registrations and frees memory it owns. When it returns, no
+     * transport touches the memory any more. If a passive operation on it was closed (or timed out)
+     * while a peer's transfer may still be in flight, this first waits until the transport releases
+     * the memory: at once on the embedded transport; on NIXL when the peer's notification arrives, the
+     * connector closes, or a drain limit of 2 s plus the operation's size at 100 MB/s has passed.
      *
      * @throws IllegalStateException while a live operation uses the descriptor
      */
@@ -259,6 +265,10 @@ public final class Descriptor implements AutoCloseable {
             if (liveUses.get() > 0) {
                 throw new IllegalStateException("Descriptor " + this + " is still in use by " + liveUses.get()
                         + " live operation(s); close or wait for them first");
+            }
+            awaitDrained();
+            if (closed) {
+                return;
             }
             closed = true;
             toRelease = new IdentityHashMap<>(registrations);
@@ -302,6 +312,43 @@ public final class Descriptor implements AutoCloseable {
         LiveUse use = bufferUses.poll();
         if (use != null) {
             use.close();
+        }
+    }
+
+    /**
+     * An operation on this memory ended before the transport released it (a passive operation closed
+     * while a peer's transfer may still be in flight): the memory must stay until {@link #endDrain()}.
+     */
+    synchronized void beginDrain() {
+        liveUses.decrementAndGet();
+        drainingUses++;
+    }
+
+    /** The transport released the memory of an operation that {@link #beginDrain() drained}. */
+    synchronized void endDrain() {
+        drainingUses--;
+        LiveUse use = bufferUses.poll();
+        if (use != null) {
+            use.close();
+        }
+        notifyAll();
+    }
+
+    /**
+     * Waits (holding no lock but this monitor's wait) until no transport may touch the memory. Bounded:
+     * the transport releases a drained window at the latest after its drain limit or when it closes.
+     */
+    private void awaitDrained() {
+        boolean interrupted = false;
+        while (drainingUses > 0) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -59,6 +60,11 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
             metadata = RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind());
         }
         return metadata;
+    }
+
+    @Override
+    final CompletableFuture<Void> transportReleased() {
+        return window == null ? CompletableFuture.completedFuture(null) : window.released();
     }
 
     @Override

@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -43,6 +44,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
      * collecting (they are buffered), not speed.
      */
     static final long UNAWAITED_DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    static final long DRAIN_BYTES_PER_SECOND = 100_000_000L;
+    /** The fixed part of {@link #drainLimitNanos}; tests shorten it. */
+    static volatile long drainBaseNanos = TimeUnit.SECONDS.toNanos(2);
 
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
@@ -59,6 +63,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final LinkedHashMap<String, byte[]> idlePeers = new LinkedHashMap<>();
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
+    private final Set<NixlWindow> draining = ConcurrentHashMap.newKeySet();
     private final NotificationDispatcher dispatcher =
             new NotificationDispatcher(MAX_EARLY_NOTIFICATIONS, MAX_EARLY_NOTIFICATION_BYTES);
     private final ProgressLoop progress;
@@ -534,12 +539,69 @@ final class NixlAgentCore implements ProgressLoop.Work {
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            NixlWindow window = new NixlWindow(dispatcher, dispatcher.await(notification));
+            long bytes = 0;
+            for (MemoryRegion region : regions) {
+                bytes += region.length();
+            }
+            NixlWindow window = new NixlWindow(this, dispatcher.await(notification), bytes);
             progress.wake();
             return window;
         } finally {
             lifecycle.readLock().unlock();
         }
+    }
+
+    /**
+     * A window closed before its notification: a peer's transfer may still be in flight, and over UCX's
+     * software RMA (TCP) this agent's worker goes on reading or writing the window's memory whenever it
+     * progresses, deregistered or not. The window is released when its notification arrives (the peer's
+     * transfer is over), when this agent is destroyed, or after {@link #drainLimitNanos} (a peer that
+     * has not finished by then is taken to have given up; see docs/security.md for what a peer that
+     * stalls on purpose can still do over TCP).
+     */
+    void drain(NixlWindow window) {
+        lifecycle.readLock().lock();
+        try {
+            if (agent == 0) {
+                window.markReleased(); // destroyed: no worker left to touch the memory
+                return;
+            }
+            draining.add(window);
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+        window.waiter().future.whenComplete((ok, error) -> {
+            if (error == null) {
+                endDrain(window);
+            }
+        });
+        long limit = drainLimitNanos(window.bytes());
+        CompletableFuture.delayedExecutor(limit, TimeUnit.NANOSECONDS).execute(() -> {
+            if (draining.contains(window)) {
+                log.warn("NIXL agent {}: a window of {} bytes closed before its notification is released after the"
+                        + " drain limit of {} ms without the notification", name, window.bytes(),
+                        TimeUnit.NANOSECONDS.toMillis(limit));
+                dispatcher.cancel(window.waiter());
+                endDrain(window);
+            }
+        });
+        progress.wake();
+    }
+
+    /** How long a window closed early stays unreleased at most: 2 s plus its size at 100 MB/s. */
+    static long drainLimitNanos(long bytes) {
+        return drainBaseNanos + bytes / DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1)
+                + bytes % DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1) / DRAIN_BYTES_PER_SECOND;
+    }
+
+    private void endDrain(NixlWindow window) {
+        if (draining.remove(window)) {
+            window.markReleased();
+        }
+    }
+
+    int drainingCount() {
+        return draining.size();
     }
 
     // --- progress loop ---
@@ -648,6 +710,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
         details.put("windowsWaiting", dispatcher.waitingCount());
+        details.put("windowsDraining", draining.size());
         details.put("notificationsReceived", notificationsReceived);
         details.put("notificationsBuffered", dispatcher.bufferedCount());
         details.put("notificationsDropped", dispatcher.droppedCount());
@@ -701,6 +764,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
             destroyNative();
         } finally {
             lifecycle.writeLock().unlock();
+            // Only now: the worker that could still serve a peer's transfer is gone.
+            new ArrayList<>(draining).forEach(this::endDrain);
             onClose.accept(this);
         }
     }
