@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.TransportAgent;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
@@ -125,7 +126,13 @@ public final class Connection implements AutoCloseable {
             return loadedName;
         }
         // New or changed peer: the backend replaces a peer of the same name.
-        String remoteName = local.loadRemoteAgent(metadata);
+        String remoteName;
+        try {
+            remoteName = local.loadRemoteAgent(metadata);
+        } catch (InvalidAgentMetadataException e) {
+            throw new InvalidMetadataException("nixl_metadata", "holds agent metadata that the transport refuses ("
+                    + e.getMessage() + ")", e);
+        }
         byte[] copy = metadata.clone();
         RemoteAgent known = remotes.get(remoteName);
         if (known != null) {

@@ -2,6 +2,7 @@ package io.nixlconnect.transport.nixl;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.MemoryType;
@@ -245,6 +246,11 @@ final class NixlAgentCore implements ProgressLoop.Work {
     String loadRemote(byte[] metadata) {
         if (metadata == null || metadata.length == 0) {
             throw new IllegalArgumentException("remote agent metadata must not be null or empty");
+        }
+        // NIXL trusts the blob; everything it could mis-handle is refused here, before any native call.
+        NixlMetadataFormat.Parsed parsed = NixlMetadataFormat.validate(metadata);
+        if (parsed.agent().equals(name)) {
+            throw new InvalidAgentMetadataException("Agent", "is this agent's own name '" + name + "'");
         }
         lifecycle.readLock().lock();
         try {
