@@ -5,7 +5,6 @@ import com.sun.jna.Pointer;
 import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
-import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
@@ -14,7 +13,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,8 +24,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 
 /**
- * Everything one NIXL agent owns: the native agent and backends, registrations, loaded peers,
- * posted transfers, the notification dispatcher and the progress loop.
+ * One NIXL agent: the native agent and backends, registrations, posted transfers, passive windows, the
+ * notification dispatcher and the progress loop. Its peers are {@link NixlPeers}; transfer requests are
+ * checked and built by {@link NixlRequests}.
  *
  * <p>Every native call on the agent runs under the read side of {@link #lifecycle}; {@link #close()}
  * takes the write side, so nothing touches the native agent while, or after, it is destroyed.
@@ -37,7 +36,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private static final Logger log = LoggerFactory.getLogger(NixlAgentCore.class);
     static final int MAX_EARLY_NOTIFICATIONS = 1024;
     static final long MAX_EARLY_NOTIFICATION_BYTES = 1 << 20;
-    static final int MAX_IDLE_PEERS = 64;
     /**
      * How often the loop drains notifications while no window waits for one. {@code getNotifs} holds
      * NIXL's agent-wide lock and progresses UCX until idle, so calling it every round made callers'
@@ -54,14 +52,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final NixlSettings settings;
     private final Consumer<NixlAgentCore> onClose;
     private final List<Long> backends = new ArrayList<>();
-    private final Map<String, byte[]> remotes = new ConcurrentHashMap<>();
-    /**
-     * Peers the caller unloaded but NIXL keeps connected, oldest first (guarded by {@link #remotes}).
-     * Connecting costs milliseconds (UCX wire-up) and the connector unloads a peer whenever its last
-     * operation ends, so invalidating at once would reconnect for every operation; a reload of an
-     * idle peer only merges. Invalidated when evicted (beyond {@link #MAX_IDLE_PEERS}) or on close.
-     */
-    private final LinkedHashMap<String, byte[]> idlePeers = new LinkedHashMap<>();
+    private final NixlPeers peers = new NixlPeers(this);
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
     private final Set<NixlWindow> draining = ConcurrentHashMap.newKeySet();
@@ -161,7 +152,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (region == null) {
             throw new IllegalArgumentException("region must not be null");
         }
-        requireUsable(region, "region");
+        NixlRequests.requireUsable(region, "region");
         lifecycle.readLock().lock();
         try {
             ensureOpen();
@@ -170,7 +161,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 return NixlRegistration.empty(this, region);
             }
             long[] dlist = new long[1];
-            check(NixlCapi.nixl_capi_create_reg_dlist(memType(region.type()), dlist, false), "create registration list");
+            check(NixlCapi.nixl_capi_create_reg_dlist(NixlRequests.memType(region.type()), dlist, false), "create registration list");
             try {
                 check(NixlCapi.nixl_capi_reg_dlist_add_desc(dlist[0], region.address(), region.length(),
                         region.deviceId(), null, 0), "describe " + region);
@@ -208,10 +199,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
-    int registrationCount() {
-        return registrations.size();
-    }
-
     // --- metadata and peers ---
 
     byte[] localMetadata() {
@@ -231,18 +218,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
-    /**
-     * Loads a peer, or updates one already loaded under the same name.
-     *
-     * <p>NIXL (1.5.1, {@code nixlAgentData::loadRemoteMD}) merges a blob for an already loaded name: the
-     * connection is kept when its info is unchanged, regions not yet known are added, known ones are
-     * kept, and the peer keeps its generation, so transfers in flight against it carry on. Invalidating
-     * first would start a new generation and fail those transfers with NOT_FOUND. NIXL refuses the
-     * merge (NOT_ALLOWED, reported as ERROR_BACKEND) when the connection info changed (the peer restarted
-     * under the same name) or a known region's key changed; only then is the peer replaced, and only
-     * while no transfer to it is in flight. Nothing here blocks: the caller may hold locks that
-     * completion callbacks on the progress thread need.
-     */
+    /** Loads a peer after checking its metadata in Java (see {@link NixlPeers#load}); returns its name. */
     String loadRemote(byte[] metadata) {
         if (metadata == null || metadata.length == 0) {
             throw new IllegalArgumentException("remote agent metadata must not be null or empty");
@@ -255,73 +231,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            synchronized (remotes) {
-                // Each operation loads its peer again after the last one unloaded it (kept connected in
-                // idlePeers): when NIXL already holds this exact blob, loading it would be a no-op merge,
-                // so skip the native call (~15-30 us per small operation).
-                String named = NixlMetadataFormat.agentName(metadata);
-                if (named != null) {
-                    byte[] held = remotes.containsKey(named) ? remotes.get(named) : idlePeers.get(named);
-                    if (held != null && java.util.Arrays.equals(held, metadata)) {
-                        idlePeers.remove(named);
-                        remotes.put(named, held);
-                        return named;
-                    }
-                }
-                long[] remoteName = new long[1];
-                int status = NixlCapi.nixl_capi_load_remote_md(agent, metadata, metadata.length, remoteName);
-                String remote = status == NixlCapi.SUCCESS ? takeString(remoteName[0]) : replaceRemote(metadata, status);
-                idlePeers.remove(remote);
-                remotes.put(remote, metadata.clone());
-                return remote;
-            }
+            return peers.load(metadata, parsed.agent());
         } finally {
             lifecycle.readLock().unlock();
-        }
-    }
-
-    /** NIXL refused to merge {@code metadata}; replaces the peer it names if that is safe. Holds {@link #remotes}. */
-    private String replaceRemote(byte[] metadata, int refusal) {
-        String remote = NixlMetadataFormat.agentName(metadata);
-        if (remote == null || !(remotes.containsKey(remote) || idlePeers.containsKey(remote))) {
-            throw loadFailure(metadata, refusal);
-        }
-        long pending = inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
-        if (pending > 0) {
-            throw new TransportException("NIXL agent " + name + " cannot take new metadata for peer '" + remote
-                    + "' (NIXL refused to merge it: " + NixlCapi.statusName(refusal) + "; the peer restarted or"
-                    + " re-registered memory under a new key) while " + pending + " transfer(s) to it are in"
-                    + " flight; replacing it would fail them");
-        }
-        log.debug("NIXL agent {}: replacing peer {} (NIXL refused to merge its new metadata: {})", name, remote,
-                NixlCapi.statusName(refusal));
-        NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
-        remotes.remove(remote);
-        idlePeers.remove(remote);
-        return loadRemoteNative(metadata);
-    }
-
-    private String loadRemoteNative(byte[] metadata) {
-        long[] remoteName = new long[1];
-        int status = NixlCapi.nixl_capi_load_remote_md(agent, metadata, metadata.length, remoteName);
-        if (status != NixlCapi.SUCCESS) {
-            throw loadFailure(metadata, status);
-        }
-        return takeString(remoteName[0]);
-    }
-
-    private TransportException loadFailure(byte[] metadata, int status) {
-        return new TransportException("NIXL agent " + name + " could not load remote agent metadata ("
-                + metadata.length + " bytes): " + NixlCapi.statusName(status)
-                + "; is it NIXL metadata from a compatible NIXL version?");
-    }
-
-    /** Copies and frees a string NIXL allocated for the caller. */
-    private static String takeString(long address) {
-        try {
-            return new Pointer(address).getString(0);
-        } finally {
-            Native.free(address);
         }
     }
 
@@ -331,38 +243,23 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
         lifecycle.readLock().lock();
         try {
-            if (agent == 0) {
-                return;
-            }
-            synchronized (remotes) {
-                byte[] metadata = remotes.remove(remote);
-                if (metadata != null) {
-                    // Refused for posts from now on, but kept connected in NIXL for a reload (see idlePeers).
-                    idlePeers.put(remote, metadata);
-                    Iterator<String> oldest = idlePeers.keySet().iterator();
-                    while (idlePeers.size() > MAX_IDLE_PEERS) {
-                        invalidate(oldest.next());
-                        oldest.remove();
-                    }
-                }
+            if (agent != 0) {
+                peers.unload(remote);
             }
         } finally {
             lifecycle.readLock().unlock();
         }
     }
 
-    private void invalidate(String remote) {
-        int status = NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
-        if (status != NixlCapi.SUCCESS) {
-            log.debug("NIXL agent {}: invalidating {} returned {}", name, remote, NixlCapi.statusName(status));
-        }
+    long transfersInFlightTo(String remote) {
+        return inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
     }
 
     // --- transfers ---
 
     TransferHandle post(TransferOp op, List<MemoryRegion> local, String remote, List<MemoryRegion> remoteRegions,
             byte[] notification) {
-        validateTransfer(op, local, remote, remoteRegions);
+        NixlRequests.validateTransfer(op, local, remote, remoteRegions);
         String description = op + " of " + local.size() + " region(s) " + (op == TransferOp.READ ? "from " : "to ")
                 + remote;
         // Empty pairs are legal on the wire and move nothing; NIXL refuses empty descriptors.
@@ -379,9 +276,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
             ensureOpen();
             NixlTransfer transfer;
             Runnable outcome = null;
-            // Under `remotes` so a peer cannot be replaced between creating the request and posting it.
-            synchronized (remotes) {
-                if (!remotes.containsKey(remote)) {
+            // Under the peers' monitor so a peer cannot be replaced between creating the request and posting it.
+            synchronized (peers) {
+                if (!peers.isLoaded(remote)) {
                     throw new TransportException("remote agent '" + remote + "' is not loaded in NIXL agent " + name
                             + "; load its metadata first");
                 }
@@ -389,7 +286,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                     sendNotification(remote, notification, description);
                     transfer = NixlTransfer.completedWithoutData(this, remote, description);
                 } else {
-                    long request = createRequest(op, localData, remote, remoteData, notification, description);
+                    long request = NixlRequests.createRequest(agent, op, localData, remote, remoteData, notification, description);
                     transfer = new NixlTransfer(this, remote, request, description);
                     synchronized (transfer) {
                         int status = NixlCapi.nixl_capi_post_xfer_req(agent, request, 0);
@@ -418,40 +315,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
-    /** Builds a NIXL transfer request; the descriptor lists and options are freed before returning. */
-    private long createRequest(TransferOp op, List<MemoryRegion> local, String remote, List<MemoryRegion> remoteRegions,
-            byte[] notification, String description) {
-        long localList = 0;
-        long remoteList = 0;
-        long optArgs = 0;
-        try {
-            localList = xferList(local);
-            remoteList = xferList(remoteRegions);
-            long[] handle = new long[1];
-            check(NixlCapi.nixl_capi_create_opt_args(handle), "create transfer options");
-            optArgs = handle[0];
-            if (notification != null) {
-                check(NixlCapi.nixl_capi_opt_args_set_notif_msg(optArgs, notification, notification.length),
-                        "set notification");
-                check(NixlCapi.nixl_capi_opt_args_set_has_notif(optArgs, true), "set notification flag");
-            }
-            int nixlOp = op == TransferOp.READ ? NixlCapi.XFER_READ : NixlCapi.XFER_WRITE;
-            check(NixlCapi.nixl_capi_create_xfer_req(agent, nixlOp, localList, remoteList, remote, handle, optArgs),
-                    "create " + description);
-            return handle[0];
-        } finally {
-            if (optArgs != 0) {
-                NixlCapi.nixl_capi_destroy_opt_args(optArgs);
-            }
-            if (localList != 0) {
-                NixlCapi.nixl_capi_destroy_xfer_dlist(localList);
-            }
-            if (remoteList != 0) {
-                NixlCapi.nixl_capi_destroy_xfer_dlist(remoteList);
-            }
-        }
-    }
-
     /**
      * A transfer whose pairs are all empty still owes the peer its notification: NIXL sends it on its
      * own ({@code genNotif}), in order with earlier notifications to that peer.
@@ -464,65 +327,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (status != NixlCapi.SUCCESS) {
             throw new TransportException("NIXL agent " + name + " could not send the notification of " + description
                     + " (no data to move): " + NixlCapi.statusName(status));
-        }
-    }
-
-    private static void validateTransfer(TransferOp op, List<MemoryRegion> local, String remote,
-            List<MemoryRegion> remoteRegions) {
-        if (op == null) {
-            throw new IllegalArgumentException("transfer op must not be null");
-        }
-        if (remote == null || remote.isEmpty() || remote.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException("remote agent name must be non-empty and free of NUL characters");
-        }
-        if (local == null || remoteRegions == null || local.isEmpty()) {
-            throw new IllegalArgumentException("a transfer needs at least one local and one remote region");
-        }
-        if (local.size() != remoteRegions.size()) {
-            throw new IllegalArgumentException("local and remote region lists differ in length: " + local.size()
-                    + " vs " + remoteRegions.size());
-        }
-        for (int i = 0; i < local.size(); i++) {
-            MemoryRegion l = local.get(i);
-            MemoryRegion r = remoteRegions.get(i);
-            if (l == null || r == null) {
-                throw new IllegalArgumentException("region pair " + i + " contains null");
-            }
-            requireUsable(l, "local region " + i);
-            requireUsable(r, "remote region " + i);
-            if (l.length() != r.length()) {
-                throw new IllegalArgumentException("region pair " + i + " differs in size: local " + l.length()
-                        + " bytes, remote " + r.length() + " bytes");
-            }
-            if (l.type() != local.get(0).type() || r.type() != remoteRegions.get(0).type()) {
-                throw new IllegalArgumentException("all regions of one side must share one memory type");
-            }
-        }
-    }
-
-    /** Empty regions are accepted (they never reach NIXL); others need an address. */
-    private static void requireUsable(MemoryRegion region, String what) {
-        if (region.address() == 0 && region.length() > 0) {
-            throw new IllegalArgumentException(what + " has address 0");
-        }
-        if (region.type() == MemoryType.DRAM && region.deviceId() != 0) {
-            throw new IllegalArgumentException(what + " is host memory but names device " + region.deviceId());
-        }
-    }
-
-    private static long xferList(List<MemoryRegion> regions) {
-        long[] handle = new long[1];
-        check(NixlCapi.nixl_capi_create_xfer_dlist(memType(regions.get(0).type()), handle, false),
-                "create descriptor list");
-        try {
-            for (MemoryRegion region : regions) {
-                check(NixlCapi.nixl_capi_xfer_dlist_add_desc(handle[0], region.address(), region.length(),
-                        region.deviceId()), "describe " + region);
-            }
-            return handle[0];
-        } catch (RuntimeException e) {
-            NixlCapi.nixl_capi_destroy_xfer_dlist(handle[0]);
-            throw e;
         }
     }
 
@@ -709,10 +513,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
         details.put("serving", isServing());
         details.put("registrations", registrations.size());
-        details.put("remoteAgents", remotes.size());
-        synchronized (remotes) {
-            details.put("remoteAgentsIdle", idlePeers.size());
-        }
+        details.put("remoteAgents", peers.loadedCount());
+        details.put("remoteAgentsIdle", peers.idleCount());
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
         details.put("windowsWaiting", dispatcher.waitingCount());
@@ -761,12 +563,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 deregisterNative(registration.region(), registration.dlist());
             }
             registrations.clear();
-            synchronized (remotes) {
-                remotes.keySet().forEach(this::invalidate);
-                idlePeers.keySet().forEach(this::invalidate);
-                remotes.clear();
-                idlePeers.clear();
-            }
+            peers.invalidateAll();
             destroyNative();
         } finally {
             lifecycle.writeLock().unlock();
@@ -791,10 +588,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
             log.warn("NIXL agent {}: destroy returned {}", name, NixlCapi.statusName(status));
         }
         agent = 0;
-    }
-
-    static int memType(MemoryType type) {
-        return type == MemoryType.VRAM ? NixlCapi.MEM_VRAM : NixlCapi.MEM_DRAM;
     }
 
     static void check(int status, String what) {
