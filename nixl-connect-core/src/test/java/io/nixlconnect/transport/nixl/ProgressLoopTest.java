@@ -30,7 +30,9 @@ class ProgressLoopTest {
         // Well past the spin window that follows activity (the start counts as activity).
         Thread.sleep(TimeUnit.NANOSECONDS.toMillis(ProgressLoop.SPIN_NANOS) * 20);
         long pollsBefore = work.polls.get();
-        for (int i = 0; i < 2000; i++) {
+        // Sample for 50 ms rather than a count: on shared cores the loop may not be scheduled for a while.
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
+        for (int i = 0; System.nanoTime() < end; i++) {
             assertThat(thread.getState()).as("loop thread state, sample " + i).isEqualTo(Thread.State.RUNNABLE);
             Thread.onSpinWait();
         }
