@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -53,6 +56,26 @@ class NixlTransferContractTest extends TransferContractTest {
             // The real metadata still works afterwards.
             consumer.beginRead(real, target).waitForCompletion(WAIT);
         }
+    }
+
+    /**
+     * Issue 12 item 1: a readable closed before any peer completed it may still be read over UCX TCP, so
+     * its descriptor's close waits for the transport to release the memory; closing the connector (which
+     * destroys the agent, and UCX's worker with it) releases it at once.
+     */
+    @Test
+    void descriptorCloseWaitsForTheDrainOfAnEarlyClosedReadableUntilTheConnectorCloses() throws Exception {
+        Descriptor source = Descriptor.allocate(4096);
+        ReadableOperation readable = producer.createReadable(source);
+        readable.close();
+        assertThat(readable.status()).isEqualTo(OperationStatus.CANCELLED);
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(source::close);
+        Thread.sleep(300);
+        assertThat(closed).as("Descriptor.close() waits while a peer may still be reading").isNotDone();
+        assertThat(producer.registeredBytes()).as("still registered while draining").isEqualTo(4096);
+        producer.close();
+        closed.get(10, TimeUnit.SECONDS);
+        assertThat(producer.registeredBytes()).isZero();
     }
 
     private static int indexOf(byte[] data, byte[] needle) {
