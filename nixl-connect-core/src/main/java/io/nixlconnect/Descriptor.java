@@ -251,7 +251,9 @@ public final class Descriptor implements AutoCloseable {
      * transport touches the memory any more. If a passive operation on it was closed (or timed out)
      * while a peer's transfer may still be in flight, this first waits until the transport releases
      * the memory: at once on the embedded transport; on NIXL when the peer's notification arrives, the
-     * connector closes, or a drain limit of 2 s plus the operation's size at 100 MB/s has passed.
+     * connector closes, or a drain limit of 2 s plus the operation's size at 100 MB/s has passed. Called
+     * on a completion callback (the transport's progress thread) such a close cannot see the notification
+     * arrive and waits out the drain limit.
      *
      * @throws IllegalStateException while a live operation uses the descriptor
      */
