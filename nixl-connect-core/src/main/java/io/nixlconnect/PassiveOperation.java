@@ -40,7 +40,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         setStatus(OperationStatus.INITIALIZED);
         Duration passiveTimeout = connector.options().passiveTimeout();
         this.timeout = passiveTimeout == null ? null : connector.deadlines().arm(passiveTimeout,
-                () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(OperationStatus.ERRORED,
+                () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
                         getClass().getSimpleName() + " was not completed by a peer within the passive timeout of "
                                 + passiveTimeout)));
         window.notified().whenComplete((ignored, error) -> finish(
@@ -57,7 +57,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
             for (Descriptor descriptor : localDescriptors()) {
                 descriptors.add(descriptor.metadata());
             }
-            metadata = RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind());
+            metadata = connection.publish(descriptors, notificationKey(), operationKind());
         }
         return metadata;
     }
@@ -65,6 +65,11 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     @Override
     final CompletableFuture<Void> transportReleased() {
         return window == null ? CompletableFuture.completedFuture(null) : window.released();
+    }
+
+    @Override
+    public final boolean isPassive() {
+        return true;
     }
 
     @Override

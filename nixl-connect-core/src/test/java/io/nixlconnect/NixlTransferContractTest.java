@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.transport.nixl.NixlSettings;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -18,6 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The transfer contract over NIXL. Runs when {@code NIXL_LIBRARY_DIR} points at a NIXL install (CI sets it up
  * with {@code .ci/nixl-setup.sh}); skipped, with the reason, otherwise.
  */
+@Tag(TestTags.NIXL)
 class NixlTransferContractTest extends TransferContractTest {
 
     private static final String LIBRARY_DIR = System.getenv("NIXL_LIBRARY_DIR");
@@ -30,7 +34,7 @@ class NixlTransferContractTest extends TransferContractTest {
 
     @Override
     ConnectorOptions.Builder options() {
-        return ConnectorOptions.builder().backend(TransportBackend.NIXL).nixlLibraryPath(LIBRARY_DIR);
+        return ConnectorOptions.builder().transports(NixlSettings.defaults().withLibraryDir(Path.of(LIBRARY_DIR)));
     }
 
     /**

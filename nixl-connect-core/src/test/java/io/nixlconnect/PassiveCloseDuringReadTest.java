@@ -3,6 +3,8 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -14,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Issue 12 item 1: a peer reads a large readable; its owner closes the operation and then the
@@ -27,7 +29,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * <p>Both sides are child JVMs (so both run UCX over TCP, and a crash fails the test instead of
  * killing the test JVM): {@link #main} plays the owner or the reader.
  */
-@Tag("cross-process")
+@Tag(TestTags.CROSS_PROCESS)
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class PassiveCloseDuringReadTest {
 
@@ -35,9 +37,9 @@ class PassiveCloseDuringReadTest {
     private static final String LIBRARY_DIR = System.getenv("NIXL_LIBRARY_DIR");
 
     @ParameterizedTest
-    @EnumSource(value = TransportBackend.class, names = {"EMBEDDED", "NIXL"})
-    void ownerSurvivesClosingOperationAndDescriptorDuringAPeersRead(TransportBackend backend) throws Exception {
-        if (backend == TransportBackend.NIXL) {
+    @ValueSource(strings = {EmbeddedSettings.NAME, NixlSettings.NAME})
+    void ownerSurvivesClosingOperationAndDescriptorDuringAPeersRead(String backend) throws Exception {
+        if (backend.equals(NixlSettings.NAME)) {
             assumeTrue(LIBRARY_DIR != null && !LIBRARY_DIR.isBlank(),
                     "NIXL_LIBRARY_DIR is not set: run `eval \"$(.ci/nixl-setup.sh)\"` to test against a real NIXL");
         }
@@ -69,22 +71,22 @@ class PassiveCloseDuringReadTest {
         }
     }
 
-    private static PeerLines start(String role, TransportBackend backend) throws Exception {
+    private static PeerLines start(String role, String backend) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:ErrorFile=/dev/null",
                 "-cp", System.getProperty("java.class.path"),
-                PassiveCloseDuringReadTest.class.getName(), role, backend.name());
+                PassiveCloseDuringReadTest.class.getName(), role, backend);
         Map<String, String> env = builder.environment();
         env.put("UCX_TLS", "tcp,self");
         return PeerLines.start(builder, role);
     }
 
-    private static Connector connector(String role, TransportBackend backend) {
+    private static Connector connector(String role, String backend) {
         ConnectorOptions.Builder options = ConnectorOptions.builder().workerId(role + "-" + ProcessHandle.current().pid())
-                .backend(backend).operationTimeout(Duration.ofSeconds(60));
-        if (backend == TransportBackend.NIXL) {
-            options.nixlLibraryPath(LIBRARY_DIR);
-        }
+                .transports(backend.equals(NixlSettings.NAME)
+                        ? NixlSettings.defaults().withLibraryDir(Path.of(LIBRARY_DIR))
+                        : EmbeddedSettings.defaults())
+                .operationTimeout(Duration.ofSeconds(60));
         return new Connector(options.build());
     }
 
@@ -92,7 +94,7 @@ class PassiveCloseDuringReadTest {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         String role = args[0];
-        TransportBackend backend = TransportBackend.valueOf(args[1]);
+        String backend = args[1];
         try (Connector connector = connector(role, backend);
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY");

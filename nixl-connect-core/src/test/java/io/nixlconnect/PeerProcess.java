@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -47,7 +48,7 @@ public final class PeerProcess {
         List<Descriptor> owned = new ArrayList<>();
         // -Dpeer.bind=ADDRESS puts the server on another interface (the two-host test's network namespace).
         try (Connector connector = new Connector(ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid())
-                .backend(TransportBackend.EMBEDDED).bindAddress(System.getProperty("peer.bind", "127.0.0.1")).build());
+                .transports(EmbeddedSettings.defaults().withBindAddress(System.getProperty("peer.bind", "127.0.0.1"))).build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY " + connector.name());
             String line;

@@ -3,6 +3,7 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -19,6 +21,8 @@ import org.junit.jupiter.api.Timeout;
  * its server to that link's address — so the bytes cross a real network interface, not loopback. Needs root
  * and iproute2 (CI has both); skipped with the reason otherwise.
  */
+@Tag(TestTags.TWO_HOST)
+@Tag(TestTags.CROSS_PROCESS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class TwoHostTransferTest {
 
@@ -83,8 +87,7 @@ class TwoHostTransferTest {
     }
 
     private static Connector host() {
-        return new Connector(ConnectorOptions.builder().workerId("host").backend(TransportBackend.EMBEDDED)
-                .bindAddress(HOST_ADDRESS).build());
+        return new Connector(ConnectorOptions.builder().workerId("host").transports(EmbeddedSettings.defaults().withBindAddress(HOST_ADDRESS)).build());
     }
 
     @Test
@@ -103,7 +106,7 @@ class TwoHostTransferTest {
             RdmaMetadata writable = RdmaMetadata.fromJson(next("META ").substring(5));
             connector.beginWrite(target, writable).waitForCompletion(Duration.ofSeconds(60));
             assertThat(next("WRITTEN ")).isEqualTo("WRITTEN " + writable.notificationKey() + " DONE " + PeerProcess.crc(data));
-            assertThat(connector.transportDetails().get("endpoint").toString()).startsWith(HOST_ADDRESS + ":");
+            assertThat(connector.transportStatus().endpoint()).startsWith(HOST_ADDRESS + ":");
         }
     }
 }

@@ -9,10 +9,12 @@ import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
+import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -237,22 +239,22 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
-    void unloadRemote(String remote) {
-        if (remote == null) {
-            return;
+    /** The peers that transfers in flight target. */
+    Set<String> remotesWithTransfersInFlight() {
+        Set<String> remotes = new HashSet<>();
+        for (NixlTransfer transfer : inFlight) {
+            remotes.add(transfer.remote());
         }
-        lifecycle.readLock().lock();
-        try {
-            if (agent != 0) {
-                peers.unload(remote);
-            }
-        } finally {
-            lifecycle.readLock().unlock();
-        }
+        return remotes;
     }
 
     long transfersInFlightTo(String remote) {
         return inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
+    }
+
+    /** Peers loaded now. */
+    int remoteCount() {
+        return peers.loadedCount();
     }
 
     // --- transfers ---
@@ -340,7 +342,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (access == null) {
             throw new IllegalArgumentException("window access must not be null");
         }
-        if (regions == null || regions.stream().anyMatch(java.util.Objects::isNull)) {
+        if (regions == null || regions.stream().anyMatch(Objects::isNull)) {
             throw new IllegalArgumentException("window regions must be a list without nulls");
         }
         if (notification == null) {
@@ -514,7 +516,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("serving", isServing());
         details.put("registrations", registrations.size());
         details.put("remoteAgents", peers.loadedCount());
-        details.put("remoteAgentsIdle", peers.idleCount());
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
         details.put("windowsWaiting", dispatcher.waitingCount());

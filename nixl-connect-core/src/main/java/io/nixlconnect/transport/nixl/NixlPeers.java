@@ -6,32 +6,31 @@ import io.nixlconnect.transport.TransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Iterator;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.List;
+import java.util.Set;
 
 /**
- * The peers loaded into one NIXL agent: which are loaded (usable for posts), which are idle (unloaded by
- * the caller but kept connected in NIXL), and when a peer is replaced. Every method runs with the agent
- * open and its lifecycle read lock held by the caller; the monitor of this object guards the maps and is
- * held by the agent from creating a request to posting it, so a peer cannot be replaced in between.
+ * The peers loaded into one NIXL agent and the metadata each was loaded from, and when a peer is replaced
+ * or evicted. This agent alone decides a peer's lifetime: loading the same metadata again is a lookup, and
+ * a peer stays loaded (connected: UCX wire-up costs milliseconds) until more than {@link #MAX_LOADED_PEERS}
+ * are, when the least recently loaded one with no transfer in flight is invalidated, or until close. Every
+ * method runs with the agent open and its lifecycle read lock held by the caller; the monitor of this
+ * object guards the map and is held by the agent from creating a request to posting it, so a peer cannot
+ * be replaced or evicted in between.
  */
 final class NixlPeers {
 
     private static final Logger log = LoggerFactory.getLogger(NixlPeers.class);
-    static final int MAX_IDLE_PEERS = 64;
+    static final int MAX_LOADED_PEERS = 64;
 
     private final NixlAgentCore core;
-    private final Map<String, byte[]> loaded = new HashMap<>();
-    /**
-     * Peers the caller unloaded but NIXL keeps connected, oldest first. Connecting costs milliseconds (UCX
-     * wire-up) and the connector unloads a peer whenever its last operation ends, so invalidating at once
-     * would reconnect for every operation; a reload of an idle peer only merges. Invalidated when evicted
-     * (beyond {@link #MAX_IDLE_PEERS}) or on close.
-     */
-    private final LinkedHashMap<String, byte[]> idle = new LinkedHashMap<>();
+    /** Loaded peers, least recently loaded first (access order). */
+    private final LinkedHashMap<String, byte[]> loaded = new LinkedHashMap<>(16, 0.75f, true);
 
     NixlPeers(NixlAgentCore core) {
         this.core = core;
@@ -51,26 +50,23 @@ final class NixlPeers {
      * completion callbacks on the progress thread need.
      */
     synchronized String load(byte[] metadata, String named) {
-        // Each operation loads its peer again after the last one unloaded it (kept connected in idle):
-        // when NIXL already holds this exact blob, loading it would be a no-op merge, so skip the native
-        // call (~15-30 us per small operation).
-        byte[] held = loaded.containsKey(named) ? loaded.get(named) : idle.get(named);
+        // Every operation loads its peer: when NIXL already holds this exact blob, loading it would be a
+        // no-op merge, so skip the native call (~15-30 us per small operation).
+        byte[] held = loaded.get(named); // also marks it recently loaded
         if (held != null && Arrays.equals(held, metadata)) {
-            idle.remove(named);
-            loaded.put(named, held);
             return named;
         }
         long[] remoteName = new long[1];
         int status = NixlCapi.nixl_capi_load_remote_md(core.handle(), metadata, metadata.length, remoteName);
         String remote = status == NixlCapi.SUCCESS ? takeString(remoteName[0]) : replace(metadata, named, status);
-        idle.remove(remote);
         loaded.put(remote, metadata.clone());
+        evictIdlePeers(remote);
         return remote;
     }
 
     /** NIXL refused to merge {@code metadata}; replaces the peer it names if that is safe. */
     private String replace(byte[] metadata, String remote, int refusal) {
-        if (!(loaded.containsKey(remote) || idle.containsKey(remote))) {
+        if (!loaded.containsKey(remote)) {
             throw loadFailure(metadata, refusal);
         }
         long pending = core.transfersInFlightTo(remote);
@@ -84,7 +80,6 @@ final class NixlPeers {
                 remote, NixlCapi.statusName(refusal));
         NixlCapi.nixl_capi_invalidate_remote_md(core.handle(), remote);
         loaded.remove(remote);
-        idle.remove(remote);
         long[] remoteName = new long[1];
         int status = NixlCapi.nixl_capi_load_remote_md(core.handle(), metadata, metadata.length, remoteName);
         if (status != NixlCapi.SUCCESS) {
@@ -108,17 +103,32 @@ final class NixlPeers {
         }
     }
 
-    /** Refuses the peer for posts from now on, but keeps it connected in NIXL for a reload (see {@link #idle}). */
-    synchronized void unload(String remote) {
-        byte[] metadata = loaded.remove(remote);
-        if (metadata != null) {
-            idle.put(remote, metadata);
-            Iterator<String> oldest = idle.keySet().iterator();
-            while (idle.size() > MAX_IDLE_PEERS) {
-                invalidate(oldest.next());
-                oldest.remove();
+    /** Beyond {@link #MAX_LOADED_PEERS}, invalidates the least recently loaded peers with no transfer in flight. */
+    private void evictIdlePeers(String justLoaded) {
+        if (loaded.size() <= MAX_LOADED_PEERS) {
+            return;
+        }
+        Set<String> busy = new HashSet<>(core.remotesWithTransfersInFlight());
+        busy.add(justLoaded);
+        for (String peer : evictable(loaded.keySet(), MAX_LOADED_PEERS, busy)) {
+            invalidate(peer);
+            loaded.remove(peer);
+        }
+    }
+
+    /** Which of {@code peers} (oldest first) to unload to get down to {@code max}, never one in {@code busy}. */
+    static List<String> evictable(Collection<String> peers, int max, Set<String> busy) {
+        List<String> evict = new ArrayList<>();
+        int excess = peers.size() - max;
+        for (String peer : peers) {
+            if (evict.size() >= excess) {
+                break;
+            }
+            if (!busy.contains(peer)) {
+                evict.add(peer);
             }
         }
+        return evict;
     }
 
     /** Whether posts may target {@code remote}; call holding this object's monitor up to the post. */
@@ -130,16 +140,10 @@ final class NixlPeers {
         return loaded.size();
     }
 
-    synchronized int idleCount() {
-        return idle.size();
-    }
-
-    /** Invalidates every peer, loaded or idle (agent closing). */
+    /** Invalidates every peer (agent closing). */
     synchronized void invalidateAll() {
         loaded.keySet().forEach(this::invalidate);
-        idle.keySet().forEach(this::invalidate);
         loaded.clear();
-        idle.clear();
     }
 
     private void invalidate(String remote) {

@@ -74,7 +74,7 @@ public final class NixlMetadataFuzz {
         long deadline = System.nanoTime() + Long.parseLong(args[3]) * 1_000_000_000L;
         NixlMetadataFormat.validate(original); // the real blob must pass
         TransportAgent target = transport.createAgent("fuzz-target-" + ProcessHandle.current().pid());
-        target.unloadRemoteAgent(target.loadRemoteAgent(original));
+        target.loadRemoteAgent(original);
         int[] structural = structuralOffsets(original);
         List<int[]> opaque = opaqueRanges(original);
         boolean opaqueOnly = args[0].equals("opaque");
@@ -97,7 +97,7 @@ public final class NixlMetadataFuzz {
             }
             out.println("AT " + i);
             try {
-                target.unloadRemoteAgent(target.loadRemoteAgent(mutated));
+                target.loadRemoteAgent(mutated);
                 loaded++;
             } catch (InvalidAgentMetadataException e) {
                 refusedInJava++;
