@@ -164,7 +164,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 return NixlRegistration.empty(this, region);
             }
             long[] dlist = new long[1];
-            check(NixlCapi.nixl_capi_create_reg_dlist(memType(region.type()), dlist, false), "create registration list");
+            check(NixlCapi.nixl_capi_create_reg_dlist(memType(region.type()), dlist), "create registration list");
             try {
                 check(NixlCapi.nixl_capi_reg_dlist_add_desc(dlist[0], region.address(), region.length(),
                         region.deviceId(), null, 0), "describe " + region);
@@ -501,7 +501,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     private static long xferList(List<MemoryRegion> regions) {
         long[] handle = new long[1];
-        check(NixlCapi.nixl_capi_create_xfer_dlist(memType(regions.get(0).type()), handle, false),
+        check(NixlCapi.nixl_capi_create_xfer_dlist(memType(regions.get(0).type()), handle),
                 "create descriptor list");
         try {
             for (MemoryRegion region : regions) {
