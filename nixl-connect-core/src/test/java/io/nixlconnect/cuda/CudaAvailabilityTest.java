@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -93,7 +92,7 @@ class CudaAvailabilityTest {
 
     @Test
     void aDeviceIdBeyondTheDeviceCountIsUnavailableWithItsOwnReason() {
-        assumeTrue(Cuda.isAvailable(), () -> "no GPU: " + Cuda.availability().reason());
+        GpuTests.requireGpu();
         int count = Cuda.availability().deviceCount();
 
         CudaAvailability missing = Cuda.availability(count);
