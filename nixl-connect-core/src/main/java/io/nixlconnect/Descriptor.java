@@ -40,6 +40,11 @@ public final class Descriptor implements AutoCloseable {
     private AutoCloseable owned;
     private final AtomicInteger liveUses = new AtomicInteger();
     private final Map<Connection, RegistrationCache.Lease> registrations = new IdentityHashMap<>();
+    /**
+     * Per registration from {@link #registerMemory}, a use of the CUDA buffer described: a registered buffer
+     * cannot be freed, so no later allocation at the same address can meet the stale registration.
+     */
+    private final Map<Connection, LiveUse> registrationUses = new IdentityHashMap<>();
     /** Live-use handles on a borrowed GPU buffer, one per live operation: it cannot be freed under us. */
     private final Deque<LiveUse> bufferUses = new ArrayDeque<>();
     private SerializedDescriptor serialized;
@@ -185,7 +190,8 @@ public final class Descriptor implements AutoCloseable {
 
     /**
      * Registers this memory with the connector's transport and keeps it registered until {@link #close()}
-     * (or the connector closes). Idempotent.
+     * (or the connector closes). Idempotent. A CUDA buffer described by this descriptor refuses to be freed
+     * for as long as the registration lasts.
      */
     public void registerMemory(Connector connector) {
         if (connector == null) {
@@ -196,7 +202,18 @@ public final class Descriptor implements AutoCloseable {
             ensureLocal("register");
             ensureOpen();
             if (!registrations.containsKey(connection)) {
-                registrations.put(connection, connection.registrations().acquire(region()));
+                LiveUse use = ref instanceof CudaBuffer buffer ? buffer.acquireUse() : null; // refused once freed
+                try {
+                    registrations.put(connection, connection.registrations().acquire(region()));
+                } catch (RuntimeException | Error e) {
+                    if (use != null) {
+                        use.close();
+                    }
+                    throw e;
+                }
+                if (use != null) {
+                    registrationUses.put(connection, use);
+                }
             }
         }
     }
@@ -252,6 +269,7 @@ public final class Descriptor implements AutoCloseable {
     @Override
     public void close() {
         Map<Connection, RegistrationCache.Lease> toRelease;
+        Map<Connection, LiveUse> usesToEnd;
         synchronized (this) {
             if (closed) {
                 return;
@@ -263,8 +281,11 @@ public final class Descriptor implements AutoCloseable {
             closed = true;
             toRelease = new IdentityHashMap<>(registrations);
             registrations.clear();
+            usesToEnd = new IdentityHashMap<>(registrationUses);
+            registrationUses.clear();
         }
         toRelease.values().forEach(RegistrationCache.Lease::release);
+        usesToEnd.values().forEach(LiveUse::close); // deregistered: the buffer may be freed now
         AutoCloseable toFree = owned;
         owned = null;
         if (toFree != null) {
@@ -307,6 +328,10 @@ public final class Descriptor implements AutoCloseable {
 
     synchronized void forgetRegistration(Connection connection) {
         registrations.remove(connection);
+        LiveUse use = registrationUses.remove(connection);
+        if (use != null) {
+            use.close();
+        }
     }
 
     private void ensureLocal(String action) {
