@@ -43,6 +43,19 @@ public final class CudaTestDoubles {
             freed.add(address);
         }
 
+        /** Pretends to push a context, recording "push N". */
+        @Override
+        boolean enter(int deviceId) {
+            freed.add(-1L - deviceId);
+            return true;
+        }
+
+        /** Pretends to pop a context, recording it as {@link Long#MIN_VALUE}. */
+        @Override
+        void leave() {
+            freed.add(Long.MIN_VALUE);
+        }
+
         @Override
         void inContext(int deviceId, Runnable work) {
             throw new UnsupportedOperationException("a test double of the CUDA driver moves no memory");
