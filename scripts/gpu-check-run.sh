@@ -97,7 +97,7 @@ junit() { # name log class...
         --class-path "$here/lib" --class-path "$(printf '%s:' "$here"/lib/*.jar)" "${select[@]}" >"$log" 2>&1
     local status=$?
     tail -n 40 "$log"
-    local counts; counts="$(grep -E 'tests (successful|failed|skipped|aborted)' "$log" | tr -s ' ' | tr '\n' ',' | sed 's/\[//g; s/\]//g; s/,$//')"
+    local counts; counts="$(grep -oE '[0-9]+ tests (successful|failed|aborted)' "$log" | sed 's/ tests//' | paste -sd, - | sed 's/,/, /g')"
     # Aborted tests are the ones meant for machines without a GPU; with the GPU required, a GPU test fails.
     if [[ $status -eq 0 ]] && ! grep -qE '[1-9][0-9]* (tests|containers) failed' "$log"; then
         record "$name" PASS "$counts"
