@@ -441,7 +441,8 @@ class CudaDriver {
     /**
      * The ordinal of the device that owns {@code address}, or -1 when it is not device memory known to
      * the driver (ordinary host memory, pinned host memory, or nothing at all). Asked in the caller's
-     * context when it has one; only if the driver insists on a context is one of this process's used.
+     * context, or in none; only if that fails without a current context is the query repeated in the
+     * context of a device this process uses.
      */
     int deviceOf(long address) {
         if (address == 0) {
@@ -464,7 +465,8 @@ class CudaDriver {
         IntSupplier query = () -> JCudaDriver.cuPointerGetAttribute(Pointer.to(value), attribute,
                 DevicePointer.at(address));
         int result = resultOf(query);
-        if (result == CUresult.CUDA_ERROR_INVALID_CONTEXT) {
+        // Drivers answer for any unified address without a context; should one insist, ask again in one.
+        if (result != CUresult.CUDA_SUCCESS && currentContext() == 0) {
             int[] retried = new int[1];
             inContext(preferredDevice(), () -> retried[0] = resultOf(query));
             result = retried[0];
