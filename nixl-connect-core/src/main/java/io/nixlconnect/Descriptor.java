@@ -191,7 +191,7 @@ public final class Descriptor implements AutoCloseable {
     /**
      * Registers this memory with the connector's transport and keeps it registered until {@link #close()}
      * (or the connector closes). Idempotent. A CUDA buffer described by this descriptor refuses to be freed
-     * for as long as the registration lasts.
+     * until this descriptor closes.
      */
     public void registerMemory(Connector connector) {
         if (connector == null) {
