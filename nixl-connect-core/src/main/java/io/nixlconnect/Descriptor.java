@@ -41,6 +41,11 @@ public final class Descriptor implements AutoCloseable {
     private AutoCloseable owned;
     private final AtomicInteger liveUses = new AtomicInteger();
     private final Map<Connection, RegistrationCache.Lease> registrations = new IdentityHashMap<>();
+    /**
+     * Per registration from {@link #registerMemory}, a use of the CUDA buffer described: a registered buffer
+     * cannot be freed, so no later allocation at the same address can meet the stale registration.
+     */
+    private final Map<Connection, LiveUse> registrationUses = new IdentityHashMap<>();
     /** Live-use handles on a borrowed GPU buffer, one per live operation: it cannot be freed under us. */
     private final Deque<LiveUse> bufferUses = new ArrayDeque<>();
     private SerializedDescriptor serialized;
@@ -188,7 +193,8 @@ public final class Descriptor implements AutoCloseable {
 
     /**
      * Registers this memory with the connector's transport and keeps it registered until {@link #close()}
-     * (or the connector closes). Idempotent.
+     * (or the connector closes). Idempotent. A CUDA buffer described by this descriptor refuses to be freed
+     * until this descriptor closes.
      */
     public void registerMemory(Connector connector) {
         if (connector == null) {
@@ -199,7 +205,18 @@ public final class Descriptor implements AutoCloseable {
             ensureLocal("register");
             ensureOpen();
             if (!registrations.containsKey(connection)) {
-                registrations.put(connection, connection.registrations().acquire(region()));
+                LiveUse use = ref instanceof CudaBuffer buffer ? buffer.acquireUse() : null; // refused once freed
+                try {
+                    registrations.put(connection, connection.registrations().acquire(region()));
+                } catch (RuntimeException | Error e) {
+                    if (use != null) {
+                        use.close();
+                    }
+                    throw e;
+                }
+                if (use != null) {
+                    registrationUses.put(connection, use);
+                }
             }
         }
     }
@@ -261,6 +278,7 @@ public final class Descriptor implements AutoCloseable {
     @Override
     public void close() {
         Map<Connection, RegistrationCache.Lease> toRelease;
+        Map<Connection, LiveUse> usesToEnd;
         synchronized (this) {
             if (closed) {
                 return;
@@ -276,8 +294,11 @@ public final class Descriptor implements AutoCloseable {
             closed = true;
             toRelease = new IdentityHashMap<>(registrations);
             registrations.clear();
+            usesToEnd = new IdentityHashMap<>(registrationUses);
+            registrationUses.clear();
         }
         toRelease.values().forEach(RegistrationCache.Lease::release);
+        usesToEnd.values().forEach(LiveUse::close); // deregistered: the buffer may be freed now
         AutoCloseable toFree = owned;
         owned = null;
         if (toFree != null) {

@@ -2,9 +2,11 @@ package io.nixlconnect.transport.nixl;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.nixlconnect.cuda.DeviceContext;
 import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
+import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
@@ -163,11 +165,15 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 return NixlRegistration.empty(this, region);
             }
             long[] dlist = new long[1];
-            check(NixlCapi.nixl_capi_create_reg_dlist(NixlRequests.memType(region.type()), dlist, false), "create registration list");
-            try {
+            check(NixlCapi.nixl_capi_create_reg_dlist(NixlRequests.memType(region.type()), dlist), "create registration list");
+            try (DeviceContext context = NixlCudaSupport.contextFor(List.of(region))) {
                 check(NixlCapi.nixl_capi_reg_dlist_add_desc(dlist[0], region.address(), region.length(),
                         region.deviceId(), null, 0), "describe " + region);
-                check(NixlCapi.nixl_capi_register_mem(agent, dlist[0], 0), "register " + region);
+                int status = NixlCapi.nixl_capi_register_mem(agent, dlist[0], 0);
+                if (status != NixlCapi.SUCCESS && region.type() == MemoryType.VRAM) {
+                    throw new TransportException(NixlCudaSupport.vramRegistrationFailure(region, NixlCapi.statusName(status)));
+                }
+                check(status, "register " + region);
             } catch (RuntimeException e) {
                 NixlCapi.nixl_capi_destroy_reg_dlist(dlist[0]);
                 throw e;
@@ -288,18 +294,22 @@ final class NixlAgentCore implements ProgressLoop.Work {
                     sendNotification(remote, notification, description);
                     transfer = NixlTransfer.completedWithoutData(this, remote, description);
                 } else {
-                    long request = NixlRequests.createRequest(agent, op, localData, remote, remoteData, notification, description);
-                    transfer = new NixlTransfer(this, remote, request, description);
-                    synchronized (transfer) {
-                        int status = NixlCapi.nixl_capi_post_xfer_req(agent, request, 0);
-                        if (status == NixlCapi.IN_PROGRESS) {
-                            inFlight.add(transfer);
-                        } else if (status == NixlCapi.SUCCESS) {
-                            outcome = transfer.finish(status);
-                        } else {
-                            transfer.finish(status);
-                            throw new TransportException("NIXL agent " + name + " could not post " + description
-                                    + ": " + NixlCapi.statusName(status));
+                    // Local GPU memory: its device's context is current while NIXL/UCX create and post.
+                    try (DeviceContext context = NixlCudaSupport.contextFor(localData)) {
+                        long request = NixlRequests.createRequest(agent, op, localData, remote, remoteData, notification, description);
+                        transfer = new NixlTransfer(this, remote, request, description,
+                                NixlCudaSupport.cudaDeviceOf(localData));
+                        synchronized (transfer) {
+                            int status = NixlCapi.nixl_capi_post_xfer_req(agent, request, 0);
+                            if (status == NixlCapi.IN_PROGRESS) {
+                                inFlight.add(transfer);
+                            } else if (status == NixlCapi.SUCCESS) {
+                                outcome = transfer.finish(status);
+                            } else {
+                                transfer.finish(status);
+                                throw new TransportException("NIXL agent " + name + " could not post " + description
+                                        + ": " + NixlCapi.statusName(status));
+                            }
                         }
                     }
                 }
@@ -520,6 +530,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("transfersPosted", transfersPosted);
         details.put("windowsWaiting", dispatcher.waitingCount());
         details.put("windowsDraining", draining.size());
+        details.put("cudaRuntime", NixlCudaSupport.cudaRuntimeStatus());
         details.put("notificationsReceived", notificationsReceived);
         details.put("notificationsBuffered", dispatcher.bufferedCount());
         details.put("notificationsDropped", dispatcher.droppedCount());

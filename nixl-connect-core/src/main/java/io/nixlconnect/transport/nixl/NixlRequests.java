@@ -96,7 +96,7 @@ final class NixlRequests {
 
     private static long xferList(List<MemoryRegion> regions) {
         long[] handle = new long[1];
-        check(NixlCapi.nixl_capi_create_xfer_dlist(memType(regions.get(0).type()), handle, false),
+        check(NixlCapi.nixl_capi_create_xfer_dlist(memType(regions.get(0).type()), handle),
                 "create descriptor list");
         try {
             for (MemoryRegion region : regions) {
