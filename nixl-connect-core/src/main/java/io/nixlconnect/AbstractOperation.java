@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -32,6 +33,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     private volatile long endNanos;
     private volatile Throwable failure;
     private int usesAcquired;
+    private boolean draining; // guarded by leases
 
     /** Book-keeping with the connector: NEW until counted in flight, ENDED once finished. */
     static final int NEW = 0;
@@ -107,15 +109,42 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
             }
             leases.clear();
             for (int i = 0; i < usesAcquired; i++) {
-                localDescriptors.get(i).releaseUse();
+                if (draining) {
+                    localDescriptors.get(i).endDrain();
+                } else {
+                    localDescriptors.get(i).releaseUse();
+                }
             }
             usesAcquired = 0;
+            draining = false;
         }
+    }
+
+    /** The operation ended but the transport has not released its memory yet: live uses become draining uses. */
+    private void drainLocal() {
+        synchronized (leases) {
+            for (int i = 0; i < usesAcquired; i++) {
+                localDescriptors.get(i).beginDrain();
+            }
+            draining = true;
+        }
+    }
+
+    /**
+     * Completes when the transport no longer touches the local memory (see {@link
+     * io.nixlconnect.transport.PassiveWindow#released()}); until then the registrations are kept.
+     */
+    CompletableFuture<Void> transportReleased() {
+        return CompletableFuture.completedFuture(null);
     }
 
     final void setStatus(OperationStatus newStatus) {
         status.set(newStatus);
     }
+
+    /** Counted down once the thread that ended the operation has released (or started draining) its resources. */
+    private final CountDownLatch resourcesHandedBack = new CountDownLatch(1);
+    private volatile Thread finishingThread;
 
     /**
      * Moves to a terminal status once; the first caller wins. Releases resources, then completes the
@@ -131,13 +160,23 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 return false;
             }
         } while (!status.compareAndSet(current, terminal));
+        finishingThread = Thread.currentThread();
         endNanos = System.nanoTime();
         failure = cause;
         try {
             releaseTransport();
         } finally {
-            releaseLocal();
+            CompletableFuture<Void> released = transportReleased();
+            if (released.isDone()) {
+                releaseLocal();
+            } else {
+                // A peer's transfer may still touch the memory: it stays registered, and its descriptors
+                // refuse to free it (Descriptor.close() waits), until the transport releases it.
+                drainLocal();
+                released.whenComplete((ignored, error) -> releaseLocal());
+            }
             connector.operationEnded(this);
+            resourcesHandedBack.countDown();
         }
         if (terminal == OperationStatus.COMPLETE) {
             done.complete(null);
@@ -241,7 +280,26 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public void close() {
-        finish(OperationStatus.CANCELLED, null);
+        if (!finish(OperationStatus.CANCELLED, null) && finishingThread != Thread.currentThread()) {
+            // Another thread (a completion on the progress thread) won the race: wait until it has handed
+            // the descriptors back, so that Descriptor.close() right after this close() does not find them in use.
+            awaitResourcesHandedBack();
+        }
+    }
+
+    private void awaitResourcesHandedBack() {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                resourcesHandedBack.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -72,6 +73,11 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
             metadata = connection.publish(descriptors, notificationKey(), operationKind());
         }
         return metadata;
+    }
+
+    @Override
+    final CompletableFuture<Void> transportReleased() {
+        return window == null ? CompletableFuture.completedFuture(null) : window.released();
     }
 
     @Override
