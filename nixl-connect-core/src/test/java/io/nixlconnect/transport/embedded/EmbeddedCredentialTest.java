@@ -141,7 +141,10 @@ class EmbeddedCredentialTest {
                     RawPeer.request(Wire.READ, "victim", wrong, live, 16),
                     RawPeer.request(Wire.READ, "nobody", wrong, live, 0),
                     RawPeer.request(Wire.WRITE, "victim", served.credential, live, 0),
-                    RawPeer.request(Wire.READ, "victim", served.credential, dead, 0));
+                    RawPeer.request(Wire.READ, "victim", served.credential, dead, 0),
+                    // The same-host copy's grant pins and exposes memory like a READ: same credential, same ranges.
+                    RawPeer.request(Wire.READ_GRANT, "victim", wrong, live, 16),
+                    RawPeer.request(Wire.READ_GRANT, "victim", served.credential, dead, 16));
             Set<String> answers = new HashSet<>();
             for (byte[] probe : probes) {
                 try (RawPeer peer = new RawPeer(served.port())) {
