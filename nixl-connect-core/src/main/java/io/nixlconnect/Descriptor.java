@@ -239,7 +239,7 @@ public final class Descriptor implements AutoCloseable {
     private synchronized void checkHostReadable() {
         ensureLocal("read");
         ensureOpen();
-        if (device.isCuda()) {
+        if (device.isGpu()) {
             throw new IllegalStateException("Descriptor is GPU memory (" + device + "); copy it to the host first");
         }
     }
@@ -282,9 +282,14 @@ public final class Descriptor implements AutoCloseable {
         return region(device, ptr, size);
     }
 
-    /** The transport's view of memory at {@code ptr}: host memory is DRAM, a CUDA device's is VRAM. */
+    /** The transport's view of memory at {@code ptr}: host memory is DRAM, a CUDA device's VRAM, an Intel GPU's XPU. */
     static MemoryRegion region(Device device, long ptr, long size) {
-        return new MemoryRegion(ptr, size, device.isCuda() ? MemoryType.VRAM : MemoryType.DRAM, device.id());
+        MemoryType type = switch (device.kind()) {
+            case CUDA -> MemoryType.VRAM;
+            case XPU -> MemoryType.XPU;
+            default -> MemoryType.DRAM;
+        };
+        return new MemoryRegion(ptr, size, type, device.id());
     }
 
     /** Marks the descriptor as used by a live operation; refused once closed or for remote memory. */

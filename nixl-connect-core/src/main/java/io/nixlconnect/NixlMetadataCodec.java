@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import java.io.ByteArrayOutputStream;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
 import java.util.zip.Inflater;
@@ -19,6 +20,11 @@ final class NixlMetadataCodec {
     }
 
     static String encode(byte[] agentMetadata) {
+        return encode(agentMetadata, false);
+    }
+
+    /** {@code "b64:"} + base64(zlib level 6), or with {@code hex} the legacy lowercase hex of the zlib bytes. */
+    static String encode(byte[] agentMetadata, boolean hex) {
         if (agentMetadata == null || agentMetadata.length == 0) {
             throw new IllegalArgumentException("agent metadata must not be empty");
         }
@@ -32,7 +38,8 @@ final class NixlMetadataCodec {
                 int n = deflater.deflate(chunk);
                 out.write(chunk, 0, n);
             }
-            return PREFIX + Base64.getEncoder().encodeToString(out.toByteArray());
+            return hex ? HexFormat.of().formatHex(out.toByteArray())
+                    : PREFIX + Base64.getEncoder().encodeToString(out.toByteArray());
         } finally {
             deflater.end();
         }

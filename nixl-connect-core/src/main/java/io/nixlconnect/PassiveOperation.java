@@ -19,6 +19,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     private final PassiveWindow window;
     private final Deadlines.Deadline timeout;
     private RdmaMetadata metadata;
+    private RdmaMetadata hexMetadata;
 
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors) {
         super(connector, kind, checkLocal(localDescriptors), UUID.randomUUID().toString());
@@ -50,15 +51,30 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
      * What the peer needs: this side's descriptors, agent metadata ({@code b64:} + zlib), the notification
      * key and the kind. Send it as JSON ({@link RdmaMetadata#toJson()} or any Jackson mapper).
      */
-    public final synchronized RdmaMetadata metadata() {
-        if (metadata == null) {
+    public final RdmaMetadata metadata() {
+        return metadata(false);
+    }
+
+    /**
+     * As {@link #metadata()}; with {@code hexEncode} the agent metadata is in the legacy form (lowercase hex of the
+     * zlib bytes, no prefix) that Python's {@code metadata(hex_encode=True)} writes, for peers that predate the
+     * {@code b64:} form. Each form is built once; unlike Python, asking for one form never returns the other.
+     */
+    public final synchronized RdmaMetadata metadata(boolean hexEncode) {
+        RdmaMetadata cached = hexEncode ? hexMetadata : metadata;
+        if (cached == null) {
             List<SerializedDescriptor> descriptors = new ArrayList<>();
             for (Descriptor descriptor : localDescriptors()) {
                 descriptors.add(descriptor.metadata());
             }
-            metadata = RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind());
+            cached = RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind(), hexEncode);
+            if (hexEncode) {
+                hexMetadata = cached;
+            } else {
+                metadata = cached;
+            }
         }
-        return metadata;
+        return cached;
     }
 
     @Override

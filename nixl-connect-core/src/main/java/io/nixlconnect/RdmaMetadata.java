@@ -89,7 +89,18 @@ public final class RdmaMetadata {
     /** Builds metadata from raw agent metadata, encoding it the way Python Dynamo does ({@code b64:} + zlib). */
     public static RdmaMetadata of(List<SerializedDescriptor> descriptors, byte[] agentMetadata, String notificationKey,
             OperationKind operationKind) {
-        return new RdmaMetadata(descriptors, NixlMetadataCodec.encode(agentMetadata), notificationKey, operationKind);
+        return of(descriptors, agentMetadata, notificationKey, operationKind, false);
+    }
+
+    /**
+     * As {@link #of(List, byte[], String, OperationKind)}; with {@code hexEncode} the agent metadata is written in the
+     * legacy form, lowercase hex of the zlib bytes with no prefix, as Python's {@code metadata(hex_encode=True)} does
+     * (for peers older than the {@code b64:} form).
+     */
+    public static RdmaMetadata of(List<SerializedDescriptor> descriptors, byte[] agentMetadata, String notificationKey,
+            OperationKind operationKind, boolean hexEncode) {
+        return new RdmaMetadata(descriptors, NixlMetadataCodec.encode(agentMetadata, hexEncode), notificationKey,
+                operationKind);
     }
 
     @JsonCreator

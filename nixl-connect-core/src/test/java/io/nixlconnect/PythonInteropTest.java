@@ -140,6 +140,21 @@ class PythonInteropTest {
     }
 
     @Test
+    void aPythonWorkerReadsBothMetadataForms() throws Exception {
+        for (boolean hex : new boolean[] {false, true}) {
+            byte[] bytes = data(hex ? 7 : 8, 65536);
+            ReadableOperation readable = connector.createReadable(own(new Descriptor(bytes)));
+            RdmaMetadata metadata = readable.metadata(hex);
+            assertThat(metadata.nixlMetadata().startsWith("b64:")).isEqualTo(!hex);
+
+            peer.send("read " + metadata.toJson());
+
+            assertThat(next("READ ")).isEqualTo("READ " + readable.notificationKey() + " DONE " + crc(bytes));
+            readable.waitForCompletion(WAIT);
+        }
+    }
+
+    @Test
     void javaWritesIntoAPythonWorker() throws Exception {
         peer.send("writable 4096,100000");
         RdmaMetadata metadata = RdmaMetadata.fromJson(next("META ").substring(5));

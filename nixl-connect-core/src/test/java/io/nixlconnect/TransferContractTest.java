@@ -82,6 +82,28 @@ abstract class TransferContractTest {
     }
 
     @Test
+    void legacyHexMetadataIsWrittenOnRequestAndReadBack() {
+        byte[] data = TestData.random(4096);
+        try (Descriptor source = new Descriptor(data); Descriptor target = Descriptor.allocate(data.length)) {
+            ReadableOperation readable = producer.createReadable(source);
+            RdmaMetadata hex = readable.metadata(true);
+            RdmaMetadata b64 = readable.metadata(false);
+            assertThat(readable.metadata()).isSameAs(b64);
+            assertThat(readable.metadata(true)).isSameAs(hex);
+            assertThat(b64.nixlMetadata()).startsWith("b64:");
+            assertThat(hex.nixlMetadata()).matches("[0-9a-f]+"); // Python's bytes.hex(): lowercase, no prefix
+            assertThat(hex.decodeNixlMetadata()).isEqualTo(b64.decodeNixlMetadata());
+            assertThat(hex.descriptors()).isEqualTo(b64.descriptors());
+            assertThat(hex.notificationKey()).isEqualTo(b64.notificationKey());
+
+            consumer.beginRead(RdmaMetadata.fromJson(hex.toJson()), target).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertThat(target.toByteArray()).isEqualTo(data);
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
     void descriptorsBeyondTwoGibibytesMoveBothWays() {
         long size = (2L << 30) + 4099; // past every int offset
         try (Descriptor source = Descriptor.allocate(size); Descriptor target = Descriptor.allocate(size)) {

@@ -66,6 +66,10 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public MemoryRegistration registerMemory(MemoryRegion region) {
         ensureOpen();
+        if (region.type() == MemoryType.XPU) {
+            throw new TransportException("The embedded transport cannot move Intel GPU (XPU) memory (xpu:"
+                    + region.deviceId() + "): use the NIXL backend (nixl.connect.backend=nixl) for XPU buffers");
+        }
         if (region.type() == MemoryType.VRAM) {
             GpuStaging.requireCuda(region.deviceId());
         }

@@ -723,7 +723,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     }
 
     static int memType(MemoryType type) {
-        return type == MemoryType.VRAM ? NixlCapi.MEM_VRAM : NixlCapi.MEM_DRAM;
+        return type == MemoryType.DRAM ? NixlCapi.MEM_DRAM : NixlCapi.MEM_VRAM;
     }
 
     static void check(int status, String what) {
