@@ -92,7 +92,7 @@ public abstract sealed class AbstractOperation implements AutoCloseable permits 
             }
             RegistrationCache cache = connection.registrations();
             for (Descriptor descriptor : localDescriptors) {
-                leases.add(cache.acquire(descriptor.region()));
+                leases.add(cache.acquire(descriptor.registrationRegion()));
             }
         } catch (RuntimeException e) {
             releaseLocal();

@@ -27,6 +27,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #registerMemory(Connector)} registers it ahead of time (and keeps it registered until
  * {@link #close()}), which saves the registration cost when a buffer is reused for many transfers.
  * A descriptor in use by a live operation cannot be closed.
+ *
+ * <p>{@link #slice(long, long)} gives a view of a sub-range that shares this descriptor's memory and registration:
+ * one registered buffer serves transfers of different sizes and places without registering again.
  */
 public final class Descriptor implements AutoCloseable {
 
@@ -44,6 +47,8 @@ public final class Descriptor implements AutoCloseable {
     private final Deque<LiveUse> bufferUses = new ArrayDeque<>();
     private SerializedDescriptor serialized;
     private boolean closed;
+    /** For a slice: the outermost descriptor whose memory and registration it shares; null otherwise. */
+    private final Descriptor parent;
 
     /**
      * Describes the remaining bytes of a direct buffer ({@code position} to {@code limit}). The buffer is
@@ -77,6 +82,10 @@ public final class Descriptor implements AutoCloseable {
     }
 
     private Descriptor(long ptr, long size, Device device, Object ref, boolean remote) {
+        this(ptr, size, device, ref, remote, null);
+    }
+
+    private Descriptor(long ptr, long size, Device device, Object ref, boolean remote, Descriptor parent) {
         if (device == null) {
             throw new IllegalArgumentException("Argument `device` must not be null.");
         }
@@ -91,6 +100,7 @@ public final class Descriptor implements AutoCloseable {
         this.device = device;
         this.ref = ref;
         this.remote = remote;
+        this.parent = parent;
     }
 
     /**
@@ -170,6 +180,37 @@ public final class Descriptor implements AutoCloseable {
         return size;
     }
 
+    /**
+     * A view of {@code length} bytes at {@code offset} of this descriptor: same memory, same device, no copy. It
+     * shares this descriptor's registration — in an operation it holds (and if need be makes) the registration of
+     * the whole buffer, never one of its own — so a registered buffer ({@link #registerMemory}) serves transfers of
+     * any sub-range without registering again, and concurrent slices of one buffer share one registration. Use it
+     * as a local descriptor in any operation; a passive operation over a slice exposes only the slice to its peer.
+     * A slice of a slice is a slice of the original. Closing a slice releases only what it holds itself (its own
+     * {@link #registerMemory}); the memory stays the original's, and the original cannot be closed while an
+     * operation uses one of its slices.
+     *
+     * @throws IndexOutOfBoundsException if the range is not inside this descriptor
+     * @throws IllegalStateException     for a remote or closed descriptor
+     */
+    public Descriptor slice(long offset, long length) {
+        if (offset < 0 || length < 0 || offset > size - length) {
+            throw new IndexOutOfBoundsException("slice [" + offset + ", " + offset + "+" + length
+                    + ") outside descriptor of " + size + " bytes");
+        }
+        synchronized (this) {
+            ensureLocal("slice");
+            ensureOpen();
+        }
+        Descriptor root = parent == null ? this : parent;
+        return new Descriptor(ptr + offset, length, device, root.ref, false, root);
+    }
+
+    /** The descriptor this is a slice of (the outermost one), or null if it is not a slice. */
+    public Descriptor parent() {
+        return parent;
+    }
+
     /** Whether this describes a peer's memory (from {@link #fromSerialized}). */
     public boolean isRemote() {
         return remote;
@@ -196,7 +237,10 @@ public final class Descriptor implements AutoCloseable {
             ensureLocal("register");
             ensureOpen();
             if (!registrations.containsKey(connection)) {
-                registrations.put(connection, connection.registrations().acquire(region()));
+                if (parent != null) {
+                    parent.ensureUsable("register");
+                }
+                registrations.put(connection, connection.registrations().acquire(registrationRegion()));
             }
         }
     }
@@ -239,6 +283,9 @@ public final class Descriptor implements AutoCloseable {
     private synchronized void checkHostReadable() {
         ensureLocal("read");
         ensureOpen();
+        if (parent != null) {
+            parent.ensureUsable("read");
+        }
         if (device.isGpu()) {
             throw new IllegalStateException("Descriptor is GPU memory (" + device + "); copy it to the host first");
         }
@@ -282,6 +329,11 @@ public final class Descriptor implements AutoCloseable {
         return region(device, ptr, size);
     }
 
+    /** What is registered for this descriptor: its own region, or for a slice the whole original's. */
+    MemoryRegion registrationRegion() {
+        return parent == null ? region() : parent.region();
+    }
+
     /** The transport's view of memory at {@code ptr}: host memory is DRAM, a CUDA device's VRAM, an Intel GPU's XPU. */
     static MemoryRegion region(Device device, long ptr, long size) {
         MemoryType type = switch (device.kind()) {
@@ -296,6 +348,11 @@ public final class Descriptor implements AutoCloseable {
     synchronized void acquireUse() {
         ensureLocal("transfer into or out of");
         ensureOpen();
+        if (parent != null) {
+            parent.acquireUse(); // the original then refuses to close (and so to free the memory) under us
+            liveUses.incrementAndGet();
+            return;
+        }
         if (ref instanceof CudaBuffer buffer) {
             bufferUses.push(buffer.acquireUse()); // throws if the buffer was closed meanwhile
         }
@@ -304,6 +361,10 @@ public final class Descriptor implements AutoCloseable {
 
     synchronized void releaseUse() {
         liveUses.decrementAndGet();
+        if (parent != null) {
+            parent.releaseUse();
+            return;
+        }
         LiveUse use = bufferUses.poll();
         if (use != null) {
             use.close();
@@ -324,6 +385,13 @@ public final class Descriptor implements AutoCloseable {
     private void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("Descriptor " + this + " is closed");
+        }
+    }
+
+    /** For the original of a slice: refuses once it is closed (its memory may be gone). */
+    private synchronized void ensureUsable(String action) {
+        if (closed) {
+            throw new IllegalStateException("Cannot " + action + " a slice of closed descriptor " + this);
         }
     }
 

@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -351,6 +352,105 @@ abstract class TransferContractTest {
         assertThatThrownBy(() -> producer.createReadable(buffer)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
         buffer.close();
+    }
+
+    /** Registrations the backend itself holds (NIXL: regions registered with the agent; embedded: its table). */
+    static int backendRegistrations(Connector connector) {
+        Map<String, Object> details = connector.transportDetails();
+        Object count = details.containsKey("registrations") ? details.get("registrations") : details.get("registeredRegions");
+        assertThat(count).as("registration count in %s", details).isInstanceOf(Number.class);
+        return ((Number) count).intValue();
+    }
+
+    @Test
+    void slicesShareTheirBuffersRegistrationInEveryRole() {
+        int size = 1 << 20;
+        byte[] data = TestData.random(size);
+        try (Descriptor source = new Descriptor(data); Descriptor landing = Descriptor.allocate(size)) {
+            source.registerMemory(producer);
+            landing.registerMemory(consumer);
+            assertThat(backendRegistrations(producer)).isEqualTo(1);
+            assertThat(backendRegistrations(consumer)).isEqualTo(1);
+
+            // passive side slices: two readables over different ranges of one registered buffer, read at once
+            Descriptor first = source.slice(4096, 8192);
+            Descriptor second = source.slice(1 << 19, 100_000);
+            assertThat(first.parent()).isSameAs(source);
+            assertThat(first.slice(10, 20).parent()).isSameAs(source);
+            assertThat(first.ptr()).isEqualTo(source.ptr() + 4096);
+            ReadableOperation readFirst = producer.createReadable(first);
+            ReadableOperation readSecond = producer.createReadable(second);
+            assertThat(readFirst.metadata().descriptors().get(0).ptr()).isEqualTo(source.ptr() + 4096);
+            // active side slices of one registered landing buffer
+            Descriptor intoFirst = landing.slice(0, 8192);
+            Descriptor intoSecond = landing.slice(8192, 100_000);
+            ReadOperation a = consumer.beginRead(readFirst.metadata(), intoFirst);
+            ReadOperation b = consumer.beginRead(readSecond.metadata(), intoSecond);
+            assertThat(backendRegistrations(producer)).as("producer registrations while slices are live").isEqualTo(1);
+            assertThat(backendRegistrations(consumer)).as("consumer registrations while slices are live").isEqualTo(1);
+            a.waitForCompletion(WAIT);
+            b.waitForCompletion(WAIT);
+            readFirst.waitForCompletion(WAIT);
+            readSecond.waitForCompletion(WAIT);
+            assertThat(intoFirst.toByteArray()).isEqualTo(java.util.Arrays.copyOfRange(data, 4096, 4096 + 8192));
+            assertThat(intoSecond.toByteArray()).isEqualTo(java.util.Arrays.copyOfRange(data, 1 << 19, (1 << 19) + 100_000));
+
+            // WRITE from a slice into a slice of a writable
+            WritableOperation writable = producer.createWritable(source.slice(size - 8192, 8192));
+            consumer.beginWrite(landing.slice(100, 8192), writable.metadata()).waitForCompletion(WAIT);
+            writable.waitForCompletion(WAIT);
+            assertThat(source.asByteBuffer(size - 8192, 8192)).isEqualTo(landing.asByteBuffer(100, 8192));
+            assertThat(backendRegistrations(producer)).isEqualTo(1);
+            assertThat(backendRegistrations(consumer)).isEqualTo(1);
+            assertThat(producer.registeredBytes()).isEqualTo(size);
+        }
+        assertThat(backendRegistrations(producer)).isZero();
+        assertThat(backendRegistrations(consumer)).isZero();
+        assertNothingRegistered();
+    }
+
+    @Test
+    void aSliceOfAnUnregisteredBufferRegistersTheWholeBufferOnceForItsOperation() {
+        try (Descriptor source = new Descriptor(TestData.random(4096)); Descriptor target = Descriptor.allocate(1024)) {
+            ReadableOperation readable = producer.createReadable(source.slice(1024, 1024));
+            assertThat(producer.registeredBytes()).isEqualTo(4096);
+            assertThat(backendRegistrations(producer)).isEqualTo(1);
+            consumer.beginRead(readable.metadata(), target).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertThat(target.toByteArray()).isEqualTo(java.util.Arrays.copyOfRange(source.toByteArray(), 1024, 2048));
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
+    void slicesCheckTheirRangeAndTheirBuffersLife() {
+        Descriptor buffer = Descriptor.allocate(64);
+        assertThatThrownBy(() -> buffer.slice(60, 5)).isInstanceOf(IndexOutOfBoundsException.class)
+                .hasMessageContaining("outside descriptor of 64 bytes");
+        assertThatThrownBy(() -> buffer.slice(-1, 5)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> buffer.slice(0, -1)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> buffer.slice(Long.MAX_VALUE, 1)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThat(buffer.slice(64, 0).size()).isZero();
+        Descriptor slice = buffer.slice(8, 16);
+        ReadableOperation readable = producer.createReadable(slice);
+        assertThatThrownBy(buffer::close).as("the original of a slice in use").isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("in use");
+        readable.close();
+        slice.close(); // owns nothing: the buffer stays usable
+        assertThat(buffer.slice(0, 8).toByteArray()).hasSize(8);
+        buffer.close();
+        assertThatThrownBy(() -> producer.createReadable(slice)).isInstanceOf(IllegalStateException.class);
+        Descriptor orphan = Descriptor.allocate(8);
+        Descriptor view = orphan.slice(0, 8);
+        orphan.close();
+        assertThatThrownBy(view::toByteArray).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> producer.createReadable(view)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> view.registerMemory(producer)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> orphan.slice(0, 1)).isInstanceOf(IllegalStateException.class);
+        Descriptor remote = Descriptor.fromSerialized(new SerializedDescriptor("cpu", 4096, 16));
+        assertThatThrownBy(() -> remote.slice(0, 8)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("remote");
+        assertNothingRegistered();
     }
 
     void assertNothingRegistered() {
