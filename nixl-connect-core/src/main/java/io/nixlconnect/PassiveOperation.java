@@ -17,12 +17,22 @@ import java.util.UUID;
 public abstract sealed class PassiveOperation extends AbstractOperation permits ReadableOperation, WritableOperation {
 
     private final PassiveWindow window;
+    private final int peers;
     private final Deadlines.Deadline timeout;
     private RdmaMetadata metadata;
     private RdmaMetadata hexMetadata;
 
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors) {
+        this(connector, kind, localDescriptors, 1);
+    }
+
+    /** {@code peers}: how many peers' notifications complete the operation (fan-out readables), at least 1. */
+    PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, int peers) {
         super(connector, kind, checkLocal(localDescriptors), UUID.randomUUID().toString());
+        if (peers < 1) {
+            throw new IllegalArgumentException("Argument `readers` must be at least 1, was " + peers + ".");
+        }
+        this.peers = peers;
         acquireLocal();
         List<MemoryRegion> regions = new ArrayList<>(localDescriptors.size());
         for (Descriptor descriptor : localDescriptors) {
@@ -31,7 +41,8 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         TransferOp access = kind == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
         PassiveWindow opened;
         try {
-            opened = connection.agent().openWindow(access, regions, notificationKey().getBytes(StandardCharsets.UTF_8));
+            opened = connection.agent().openWindow(access, regions, notificationKey().getBytes(StandardCharsets.UTF_8),
+                    peers);
         } catch (RuntimeException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
@@ -41,8 +52,9 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         Duration passiveTimeout = connector.options().passiveTimeout();
         this.timeout = passiveTimeout == null ? null : connector.deadlines().arm(passiveTimeout,
                 () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(OperationStatus.ERRORED,
-                        getClass().getSimpleName() + " was not completed by a peer within the passive timeout of "
-                                + passiveTimeout)));
+                        getClass().getSimpleName() + " was not completed by " + (peers == 1 ? "a peer" : "its peers")
+                                + " within the passive timeout of " + passiveTimeout
+                                + (peers == 1 ? "" : " (" + peersDone() + " of " + peers + " notified)"))));
         window.notified().whenComplete((ignored, error) -> finish(
                 error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
     }
@@ -75,6 +87,17 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
             }
         }
         return cached;
+    }
+
+    /** How many peers' notifications complete this operation: 1, or the readers of a fan-out readable. */
+    final int peers() {
+        return peers;
+    }
+
+    /** How many peers have notified so far; after the end, how many did. */
+    final int peersDone() {
+        PassiveWindow opened = window;
+        return opened == null ? 0 : opened.notificationsReceived();
     }
 
     @Override

@@ -155,6 +155,20 @@ class PythonInteropTest {
     }
 
     @Test
+    void pythonReadersTakePartInAFanOutReadableUnchanged() throws Exception {
+        byte[] bytes = data(21, 1 << 20);
+        ReadableOperation readable = connector.createReadable(3, own(new Descriptor(bytes)));
+        String json = readable.metadata().toJson();
+        for (int reader = 1; reader <= 3; reader++) {
+            peer.send("read " + json);
+            assertThat(next("READ ")).isEqualTo("READ " + readable.notificationKey() + " DONE " + crc(bytes));
+        }
+        readable.waitForCompletion(WAIT);
+        assertThat(readable.readsCompleted()).isEqualTo(3);
+        assertThat(connector.registeredBytes()).isZero();
+    }
+
+    @Test
     void javaWritesIntoAPythonWorker() throws Exception {
         peer.send("writable 4096,100000");
         RdmaMetadata metadata = RdmaMetadata.fromJson(next("META ").substring(5));

@@ -354,6 +354,68 @@ abstract class TransferContractTest {
         buffer.close();
     }
 
+    @Test
+    void aFanOutReadableCompletesAfterItsLastReaderAndCountsTheReads() {
+        byte[] data = TestData.random(256 * 1024);
+        try (Connector third = new Connector(options().workerId("third").build());
+             Descriptor source = new Descriptor(data);
+             Descriptor first = Descriptor.allocate(data.length);
+             Descriptor second = Descriptor.allocate(data.length);
+             Descriptor last = Descriptor.allocate(data.length)) {
+            ReadableOperation readable = producer.createReadable(3, source);
+            assertThat(readable.readers()).isEqualTo(3);
+            RdmaMetadata metadata = RdmaMetadata.fromJson(readable.metadata().toJson()); // one document for all
+
+            consumer.beginRead(metadata, first).waitForCompletion(WAIT);
+            third.beginRead(metadata, second).waitForCompletion(WAIT);
+            awaitReads(readable, 2);
+            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            assertThat(producer.registeredBytes()).as("registered until the last reader").isEqualTo(data.length);
+
+            consumer.beginRead(metadata, last).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertThat(readable.readsCompleted()).isEqualTo(3);
+            assertThat(producer.registeredBytes()).isZero();
+            for (Descriptor target : List.of(first, second, last)) {
+                assertThat(target.toByteArray()).isEqualTo(data);
+            }
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
+    void aFanOutReadableThatTimesOutSaysHowManyRead() {
+        try (Connector patient = new Connector(options().workerId("patient").passiveTimeout(Duration.ofSeconds(2)).build());
+             Descriptor source = new Descriptor(TestData.random(4096));
+             Descriptor target = Descriptor.allocate(4096)) {
+            ReadableOperation readable = patient.createReadable(2, source);
+            consumer.beginRead(readable.metadata(), target).waitForCompletion(WAIT);
+            assertThatThrownBy(() -> readable.waitForCompletion(WAIT)).isInstanceOf(TransferTimeoutException.class)
+                    .hasMessageContaining("1 of 2 notified");
+            assertThat(readable.status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(readable.readsCompleted()).isEqualTo(1);
+            assertThat(patient.registeredBytes()).isZero();
+        }
+        assertThatThrownBy(() -> producer.createReadable(0, Descriptor.allocate(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1");
+        assertNothingRegistered();
+    }
+
+    static void awaitReads(ReadableOperation readable, int reads) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (readable.readsCompleted() < reads) {
+            assertThat(System.nanoTime()).as("%d reads within %s", reads, WAIT).isLessThan(deadline);
+            Thread.onSpinWait();
+            try {
+                Thread.sleep(5); // the passive side learns of a read a moment after the reader does
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
     /** Registrations the backend itself holds (NIXL: regions registered with the agent; embedded: its table). */
     static int backendRegistrations(Connector connector) {
         Map<String, Object> details = connector.transportDetails();

@@ -151,8 +151,12 @@ final class EmbeddedAgent implements TransportAgent {
     }
 
     @Override
-    public PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification) {
+    public PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification,
+            int notifications) {
         ensureOpen();
+        if (notifications < 1) {
+            throw new IllegalArgumentException("a window waits for at least 1 notification, was " + notifications);
+        }
         for (MemoryRegion region : regions) {
             if (!isRegistered(region)) {
                 throw new TransportException("Region 0x" + Long.toHexString(region.address()) + " (" + region.length()
@@ -160,7 +164,7 @@ final class EmbeddedAgent implements TransportAgent {
             }
         }
         NotificationKey key = new NotificationKey(notification);
-        EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key);
+        EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key, notifications);
         if (windowsByNotification.putIfAbsent(key, window) != null) {
             throw new TransportException("A passive operation waiting for notification '" + key + "' is already open");
         }
@@ -225,9 +229,13 @@ final class EmbeddedAgent implements TransportAgent {
         }
     }
 
-    /** Takes the window waiting for a notification, so that no one else delivers it; null when none waits. */
+    /**
+     * Counts a notification for the window waiting for it; null when none waits (or it has all it expects). The
+     * window leaves the table when it closes, after its last notification.
+     */
     EmbeddedWindow claim(byte[] notification) {
-        return windowsByNotification.remove(new NotificationKey(notification));
+        EmbeddedWindow window = windowsByNotification.get(new NotificationKey(notification));
+        return window != null && window.claim() ? window : null;
     }
 
     private void ensureOpen() {

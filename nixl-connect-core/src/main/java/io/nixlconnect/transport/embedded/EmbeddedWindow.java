@@ -28,13 +28,17 @@ final class EmbeddedWindow implements PassiveWindow {
     private final NotificationKey notification;
     private final CompletableFuture<Void> notified = new CompletableFuture<>();
     private final Set<SocketChannel> inside = new HashSet<>();
+    private final int expected;
+    private int received;
     private boolean closed;
 
-    EmbeddedWindow(EmbeddedAgent agent, TransferOp access, List<MemoryRegion> regions, NotificationKey notification) {
+    EmbeddedWindow(EmbeddedAgent agent, TransferOp access, List<MemoryRegion> regions, NotificationKey notification,
+            int expected) {
         this.agent = agent;
         this.access = access;
         this.regions = List.copyOf(regions);
         this.notification = notification;
+        this.expected = expected;
     }
 
     TransferOp access() {
@@ -73,10 +77,32 @@ final class EmbeddedWindow implements PassiveWindow {
         notifyAll();
     }
 
-    /** The notification arrived: complete and close (the data has landed, the memory is no longer served). */
+    /** Counts one notification; false when the window takes no more (closed, or all have arrived). */
+    synchronized boolean claim() {
+        if (closed || received == expected) {
+            return false;
+        }
+        received++;
+        return true;
+    }
+
+    /**
+     * A claimed notification was answered: after the last one expected, complete and close (the data has landed,
+     * the memory is no longer served).
+     */
     void deliver() {
+        synchronized (this) {
+            if (received < expected) {
+                return;
+            }
+        }
         shut();
         notified.complete(null);
+    }
+
+    @Override
+    public synchronized int notificationsReceived() {
+        return received;
     }
 
     @Override

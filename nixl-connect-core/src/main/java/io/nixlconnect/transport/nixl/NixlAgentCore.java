@@ -521,7 +521,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     // --- windows ---
 
-    PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification) {
+    PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification, int notifications) {
+        if (notifications < 1) {
+            throw new IllegalArgumentException("a window waits for at least 1 notification, was " + notifications);
+        }
         if (access == null) {
             throw new IllegalArgumentException("window access must not be null");
         }
@@ -534,7 +537,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            NixlWindow window = new NixlWindow(dispatcher, dispatcher.await(notification));
+            NixlWindow window = new NixlWindow(dispatcher, dispatcher.await(notification, notifications));
             progress.wake();
             return window;
         } finally {

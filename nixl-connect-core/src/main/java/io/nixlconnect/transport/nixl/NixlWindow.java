@@ -24,6 +24,11 @@ final class NixlWindow implements PassiveWindow {
     }
 
     @Override
+    public int notificationsReceived() {
+        return dispatcher.received(waiter);
+    }
+
+    @Override
     public void close() {
         if (!waiter.future.isDone()) {
             dispatcher.cancel(waiter);
