@@ -39,6 +39,7 @@ class EmbeddedTransferContractTest extends TransferContractTest {
                 ReadOperation overrunRead = consumer.beginRead(overrun, local);
                 assertThatThrownBy(() -> overrunRead.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
             }
+            // Refused requests touched no memory: the readable still waits for a real reader.
             assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
             readable.close();
         }
@@ -83,7 +84,10 @@ class EmbeddedTransferContractTest extends TransferContractTest {
             byte[] after = new byte[1 << 20];
             tail.duplicate().get(after);
             assertThat(after).isEqualTo(before);
-            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            // The reader's connection closed mid-read: the readable learns its reader is gone.
+            assertThatThrownBy(() -> readable.waitForCompletion(WAIT)).isInstanceOf(TransferException.class)
+                    .hasMessageContaining("dropped before it notified");
+            assertThat(readable.status()).isEqualTo(OperationStatus.ERRORED);
             readable.close();
         }
         assertNothingRegistered();

@@ -85,33 +85,42 @@ final class EmbeddedServer {
     }
 
     private void serve(SocketChannel channel) {
+        // Windows this connection has started to read or write and not yet notified: if it drops, that peer is gone.
+        Set<EmbeddedWindow> unfinished = new java.util.HashSet<>();
+        String reason = "the peer closed the connection";
         try {
             Wire.Request request;
             while ((request = Wire.readRequest(channel)) != null) {
-                handle(channel, request);
+                handle(channel, request, unfinished);
             }
         } catch (IOException e) {
-            log.debug("Embedded transport: connection dropped: {}", e.toString());
+            reason = e.toString();
+            log.debug("Embedded transport: connection dropped: {}", reason);
         } finally {
             connections.remove(channel);
             closeQuietly(channel);
+            for (EmbeddedWindow window : unfinished) {
+                window.peerLost("the connection of the peer that was " + (window.access() == TransferOp.READ
+                        ? "reading" : "writing") + " this operation's memory dropped before it notified (" + reason + ")");
+            }
         }
     }
 
-    private void handle(SocketChannel channel, Wire.Request request) throws IOException {
+    private void handle(SocketChannel channel, Wire.Request request, Set<EmbeddedWindow> unfinished) throws IOException {
         EmbeddedAgent agent = transport.agent(request.agent());
         if (agent == null) {
             Wire.writeError(channel, "no agent named '" + request.agent() + "' is served here (closed or never existed)");
             return;
         }
         switch (request.type()) {
-            case Wire.NOTIFY -> deliver(channel, agent, request.notification(), " (completed, closed or never created)");
+            case Wire.NOTIFY -> unfinished.remove(
+                    deliver(channel, agent, request.notification(), " (completed, closed or never created)"));
             // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
-            case Wire.READ -> moveRanges(channel, agent, request, TransferOp.READ);
+            case Wire.READ -> moveRanges(channel, agent, request, TransferOp.READ, unfinished);
             case Wire.WRITE -> {
                 // The data has landed: only now may the passive side learn of it.
-                if (moveRanges(channel, agent, request, TransferOp.WRITE)) {
-                    deliver(channel, agent, request.notification(), "");
+                if (moveRanges(channel, agent, request, TransferOp.WRITE, unfinished)) {
+                    unfinished.remove(deliver(channel, agent, request.notification(), ""));
                 }
             }
             default -> throw new Wire.ProtocolException("unknown request type " + request.type());
@@ -124,14 +133,15 @@ final class EmbeddedServer {
      *
      * @return whether the ranges were moved
      */
-    private boolean moveRanges(SocketChannel channel, EmbeddedAgent agent, Wire.Request request, TransferOp access)
-            throws IOException {
+    private boolean moveRanges(SocketChannel channel, EmbeddedAgent agent, Wire.Request request, TransferOp access,
+            Set<EmbeddedWindow> unfinished) throws IOException {
         List<EmbeddedWindow> windows = agent.enter(access, request.addresses(), request.lengths(), channel);
         if (windows == null) {
             Wire.writeError(channel, access + " refused: a requested range lies outside every live "
                     + (access == TransferOp.READ ? "ReadableOperation" : "WritableOperation"));
             return false;
         }
+        unfinished.addAll(windows);
         try {
             Wire.writeOk(channel);
             for (int i = 0; i < request.addresses().length; i++) {
@@ -153,24 +163,27 @@ final class EmbeddedServer {
     /**
      * Delivers a notification: claims the waiting window, answers OK, then completes the window — in that
      * order, so that a passive side which shuts down as soon as it completes cannot cut off the answer.
+     *
+     * @return the window the notification was for, or null
      */
-    private static void deliver(SocketChannel channel, EmbeddedAgent agent, byte[] notification, String hint)
+    private static EmbeddedWindow deliver(SocketChannel channel, EmbeddedAgent agent, byte[] notification, String hint)
             throws IOException {
         if (notification.length == 0) {
             Wire.writeOk(channel);
-            return;
+            return null;
         }
         EmbeddedWindow window = agent.claim(notification);
         if (window == null) {
             Wire.writeError(channel, "no passive operation waits for notification '"
                     + new String(notification, StandardCharsets.UTF_8) + "'" + hint);
-            return;
+            return null;
         }
         try {
             Wire.writeOk(channel);
         } finally {
             window.deliver(); // the data has landed whether or not the answer reaches the peer
         }
+        return window;
     }
 
     void close() {

@@ -100,6 +100,20 @@ final class EmbeddedWindow implements PassiveWindow {
         notified.complete(null);
     }
 
+    /**
+     * A peer that had started on this window lost its connection before notifying: the window fails with
+     * {@code reason}, unless it serves several readers (fan-out) and another may still come.
+     */
+    void peerLost(String reason) {
+        synchronized (this) {
+            if (closed || expected > 1) {
+                return;
+            }
+        }
+        shut();
+        notified.completeExceptionally(new TransportException(reason));
+    }
+
     @Override
     public synchronized int notificationsReceived() {
         return received;
