@@ -199,6 +199,30 @@ public abstract sealed class AbstractOperation implements AutoCloseable permits 
         return Duration.ofNanos((end == 0 ? System.nanoTime() : end) - startNanos);
     }
 
+    /**
+     * How the bytes moved, as the transport reports it: {@code transport} ({@code embedded} or {@code nixl}) always;
+     * for an active operation once it has ended, {@code backend} (the NIXL plugin NIXL chose, e.g. {@code UCX}, or
+     * {@code tcp} on the embedded transport) and, on NIXL, its telemetry of the transfer
+     * ({@code telemetry.postMicros}, {@code telemetry.transferMicros}, {@code telemetry.bytes},
+     * {@code telemetry.descriptors}); the embedded transport adds the {@code peer} address. A passive operation
+     * learns nothing of the path its peer chose. Never null; unmodifiable.
+     */
+    public final java.util.Map<String, Object> attributes() {
+        java.util.Map<String, Object> reported = transferAttributes();
+        if (reported.containsKey("transport")) {
+            return reported;
+        }
+        java.util.Map<String, Object> all = new java.util.LinkedHashMap<>();
+        all.put("transport", connector.backendName());
+        all.putAll(reported);
+        return java.util.Collections.unmodifiableMap(all);
+    }
+
+    /** What the transport reported about this operation's transfer; empty where there is none. */
+    java.util.Map<String, Object> transferAttributes() {
+        return java.util.Map.of();
+    }
+
     /** Why the operation errored or was cancelled; {@code null} otherwise. */
     public final Throwable failure() {
         return failure;

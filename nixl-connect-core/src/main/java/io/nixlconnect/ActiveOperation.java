@@ -106,6 +106,12 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
                 error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
     }
 
+    @Override
+    java.util.Map<String, Object> transferAttributes() {
+        TransferHandle posted = handle;
+        return posted == null ? java.util.Map.of() : posted.attributes();
+    }
+
     /** The peer's metadata this operation targets. */
     public final RdmaMetadata remoteMetadata() {
         return remoteMetadata;

@@ -418,6 +418,33 @@ abstract class TransferContractTest {
         }
     }
 
+    @Test
+    void operationsSayWhichBackendAndPathMovedTheBytes() {
+        int size = 1 << 20;
+        try (Descriptor source = new Descriptor(TestData.random(size)); Descriptor target = Descriptor.allocate(size)) {
+            ReadableOperation readable = producer.createReadable(source);
+            assertThat(readable.attributes()).containsEntry("transport", producer.backendName());
+            ReadOperation read = consumer.beginRead(readable.metadata(), target);
+            read.waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            Map<String, Object> attributes = read.attributes();
+            assertThat(attributes).containsEntry("transport", consumer.backendName()).containsKey("backend");
+            if (consumer.backendName().equals("nixl")) {
+                assertThat(attributes).containsEntry("backend", "UCX");
+                // NIXL's own telemetry of the request: what it moved and how long it took
+                assertThat(attributes).containsEntry("telemetry.bytes", (long) size).containsEntry("telemetry.descriptors", 1L);
+                assertThat((Long) attributes.get("telemetry.transferMicros")).isNotNegative();
+                assertThat((Long) attributes.get("telemetry.postMicros")).isNotNegative();
+            } else {
+                assertThat(attributes).containsEntry("backend", "tcp");
+                assertThat(attributes.get("peer").toString()).endsWith(":" + producer.transportDetails().get("endpoint")
+                        .toString().substring(producer.transportDetails().get("endpoint").toString().lastIndexOf(':') + 1));
+            }
+            assertThat(readable.attributes()).containsOnlyKeys("transport");
+        }
+        assertNothingRegistered();
+    }
+
     /** Registrations the backend itself holds (NIXL: regions registered with the agent; embedded: its table). */
     static int backendRegistrations(Connector connector) {
         Map<String, Object> details = connector.transportDetails();

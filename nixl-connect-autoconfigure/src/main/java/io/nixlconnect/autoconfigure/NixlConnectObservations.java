@@ -50,6 +50,7 @@ public class NixlConnectObservations implements OperationListener, AutoCloseable
             return; // created before this listener was added
         }
         observation.lowCardinalityKeyValue(NixlOperationTags.OUTCOME, NixlOperationTags.outcome(operation));
+        observation.lowCardinalityKeyValue(NixlOperationTags.BACKEND, NixlOperationTags.backend(operation));
         if (operation.failure() != null) {
             observation.error(operation.failure());
         }

@@ -14,6 +14,7 @@ final class NixlOperationTags {
     static final String DEVICE = "device";
     static final String OUTCOME = "outcome";
     static final String CAUSE = "cause";
+    static final String BACKEND = "backend";
 
     private NixlOperationTags() {
     }
@@ -42,6 +43,15 @@ final class NixlOperationTags {
             case ERRORED -> operation.failure() instanceof TransferTimeoutException ? "timeout" : "errored";
             default -> "running";
         };
+    }
+
+    /**
+     * What moved the bytes, once the operation has ended: the NIXL plugin NIXL chose (e.g. {@code UCX}) or
+     * {@code tcp} on the embedded transport; {@code none} where the transport did not say (passive operations).
+     */
+    static String backend(AbstractOperation operation) {
+        Object backend = operation.attributes().get("backend");
+        return backend == null ? "none" : backend.toString();
     }
 
     /** Simple name of the failure's class; {@code none} when there is no failure recorded. */

@@ -206,11 +206,27 @@ class NixlConnectObservabilityTests {
                     .hasNumberOfObservationsWithNameEqualTo("nixl.transfer", 2)
                     .forAllObservationsWithNameEqualTo("nixl.transfer", observation -> observation
                             .hasLowCardinalityKeyValue("kind", "read").hasLowCardinalityKeyValue("role", "passive")
-                            .hasLowCardinalityKeyValue("device", "cpu").hasHighCardinalityKeyValue("nixl.bytes", "16"))
+                            .hasLowCardinalityKeyValue("device", "cpu").hasHighCardinalityKeyValue("nixl.bytes", "16")
+                            .hasLowCardinalityKeyValue("backend", "none")) // the passive side does not learn the path
                     .hasHandledContextsThatSatisfy(contexts -> assertThat(contexts)
                             .extracting(c -> c.getLowCardinalityKeyValue("outcome").getValue())
                             .containsExactly("complete", "cancelled"))
                     .hasObservationWithNameEqualTo("nixl.transfer").that().hasBeenStarted().hasBeenStopped();
+        });
+    }
+
+    @Test
+    void anActiveOperationsObservationSaysWhichBackendMovedTheBytes() {
+        runner.withBean(TestObservationRegistry.class, TestObservationRegistry::create).run(context -> {
+            TestObservationRegistry observations = context.getBean(TestObservationRegistry.class);
+            try (Descriptor source = new Descriptor(new byte[] {1, 2, 3, 4});
+                 ReadableOperation readable = peer.createReadable(source)) {
+                context.getBean(NixlTransfers.class).readBytes(readable.metadata());
+                readable.waitForCompletion(Duration.ofSeconds(10));
+            }
+            TestObservationRegistryAssert.assertThat(observations)
+                    .hasObservationWithNameEqualTo("nixl.transfer").that()
+                    .hasLowCardinalityKeyValue("role", "active").hasLowCardinalityKeyValue("backend", "tcp");
         });
     }
 

@@ -1,5 +1,6 @@
 package io.nixlconnect.transport;
 
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /** A posted transfer. */
@@ -14,6 +15,14 @@ public interface TransferHandle {
      * any other way than exceptionally.
      */
     CompletableFuture<Void> completion();
+
+    /**
+     * What the backend says about how it moved the bytes — which transport and path it chose, and its own timings
+     * where it measures them — complete once the transfer has ended. Keys are the backend's; never null.
+     */
+    default Map<String, Object> attributes() {
+        return Map.of();
+    }
 
     /**
      * Stops the transfer and releases its resources. When this returns, the backend no longer touches

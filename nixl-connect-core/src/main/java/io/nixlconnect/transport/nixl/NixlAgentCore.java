@@ -49,6 +49,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final NixlSettings settings;
     private final Consumer<NixlAgentCore> onClose;
     private final List<Long> backends = new ArrayList<>();
+    /** NIXL's own handle ({@code nixlBackendH*}) of each backend, in {@code settings.backends()} order; set once. */
+    private long[] backendHandles = new long[0];
     private final Map<String, byte[]> remotes = new ConcurrentHashMap<>();
     /**
      * Peers the caller unloaded but NIXL keeps connected, oldest first (guarded by {@link #remotes}).
@@ -86,6 +88,11 @@ final class NixlAgentCore implements ProgressLoop.Work {
             for (String plugin : settings.backends()) {
                 backends.add(createBackend(plugin));
             }
+            long[] handles = new long[backends.size()];
+            for (int i = 0; i < handles.length; i++) {
+                handles[i] = innerBackend(backends.get(i));
+            }
+            backendHandles = handles;
             check(NixlCapi.nixl_capi_create_notif_map(handle), "create notification map");
             notifMap = handle[0];
         } catch (RuntimeException e) {
@@ -98,6 +105,34 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     long handle() {
         return agent;
+    }
+
+    /** The {@code nixlBackendH*} a {@code nixl_capi_backend_s} wraps: that struct's one field. */
+    private static long innerBackend(long wrapper) {
+        return new com.sun.jna.Pointer(wrapper).getLong(0);
+    }
+
+    /**
+     * Which of our backends NIXL chose for a request ({@code queryXferBackend}), by its plugin name; null when the
+     * library cannot say. Call with the request alive.
+     */
+    String chosenBackend(long request) {
+        long[] chosen = new long[1];
+        if (NixlCapi.queryXferBackend(agent, request, chosen) != NixlCapi.SUCCESS || chosen[0] == 0) {
+            return null;
+        }
+        try {
+            long inner = innerBackend(chosen[0]);
+            long[] handles = backendHandles;
+            for (int i = 0; i < handles.length; i++) {
+                if (handles[i] == inner) {
+                    return settings.backends().get(i);
+                }
+            }
+            return null;
+        } finally {
+            NixlCapi.nixl_capi_destroy_backend(chosen[0]); // frees the wrapper only, not the backend
+        }
     }
 
     String name() {
