@@ -435,6 +435,7 @@ abstract class TransferContractTest {
                 assertThat(attributes).containsEntry("telemetry.bytes", (long) size).containsEntry("telemetry.descriptors", 1L);
                 assertThat((Long) attributes.get("telemetry.transferMicros")).isNotNegative();
                 assertThat((Long) attributes.get("telemetry.postMicros")).isNotNegative();
+                assertThat(consumer.transportDetails()).containsEntry("transfersByBackend", Map.of("UCX", 1L));
             } else {
                 assertThat(attributes).containsEntry("backend", "tcp");
                 assertThat(attributes.get("peer").toString()).endsWith(":" + producer.transportDetails().get("endpoint")

@@ -51,6 +51,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final List<Long> backends = new ArrayList<>();
     /** NIXL's own handle ({@code nixlBackendH*}) of each backend, in {@code settings.backends()} order; set once. */
     private long[] backendHandles = new long[0];
+    /** Ended transfers by the backend NIXL chose for them (health details). */
+    private final Map<String, java.util.concurrent.atomic.LongAdder> transfersByBackend = new ConcurrentHashMap<>();
     private final Map<String, byte[]> remotes = new ConcurrentHashMap<>();
     /**
      * Peers the caller unloaded but NIXL keeps connected, oldest first (guarded by {@link #remotes}).
@@ -126,7 +128,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
             long[] handles = backendHandles;
             for (int i = 0; i < handles.length; i++) {
                 if (handles[i] == inner) {
-                    return settings.backends().get(i);
+                    String backend = settings.backends().get(i);
+                    transfersByBackend.computeIfAbsent(backend, b -> new java.util.concurrent.atomic.LongAdder()).increment();
+                    return backend;
                 }
             }
             return null;
@@ -685,6 +689,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
+        Map<String, Long> byBackend = new java.util.TreeMap<>();
+        transfersByBackend.forEach((backend, count) -> byBackend.put(backend, count.sum()));
+        details.put("transfersByBackend", byBackend);
         details.put("windowsWaiting", dispatcher.waitingCount());
         details.put("notificationsReceived", notificationsReceived);
         details.put("notificationsBuffered", dispatcher.bufferedCount());
