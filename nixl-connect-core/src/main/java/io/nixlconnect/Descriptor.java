@@ -49,6 +49,8 @@ public final class Descriptor implements AutoCloseable {
     private boolean closed;
     /** For a slice: the outermost descriptor whose memory and registration it shares; null otherwise. */
     private final Descriptor parent;
+    /** Registrations of this buffer that its slices hold ({@link #registerMemory} on a slice): it cannot close under them. */
+    private int sliceRegistrations;
 
     /**
      * Describes the remaining bytes of a direct buffer ({@code position} to {@code limit}). The buffer is
@@ -187,8 +189,8 @@ public final class Descriptor implements AutoCloseable {
      * any sub-range without registering again, and concurrent slices of one buffer share one registration. Use it
      * as a local descriptor in any operation; a passive operation over a slice exposes only the slice to its peer.
      * A slice of a slice is a slice of the original. Closing a slice releases only what it holds itself (its own
-     * {@link #registerMemory}); the memory stays the original's, and the original cannot be closed while an
-     * operation uses one of its slices.
+     * {@link #registerMemory}, which registers the whole original); the memory stays the original's, and the
+     * original cannot be closed while an operation uses one of its slices or a slice holds such a registration.
      *
      * @throws IndexOutOfBoundsException if the range is not inside this descriptor
      * @throws IllegalStateException     for a remote or closed descriptor
@@ -238,9 +240,16 @@ public final class Descriptor implements AutoCloseable {
             ensureOpen();
             if (!registrations.containsKey(connection)) {
                 if (parent != null) {
-                    parent.ensureUsable("register");
+                    parent.holdForSlice();
                 }
-                registrations.put(connection, connection.registrations().acquire(registrationRegion()));
+                try {
+                    registrations.put(connection, connection.registrations().acquire(registrationRegion()));
+                } catch (RuntimeException e) {
+                    if (parent != null) {
+                        parent.releaseForSlice();
+                    }
+                    throw e;
+                }
             }
         }
     }
@@ -307,11 +316,21 @@ public final class Descriptor implements AutoCloseable {
                 throw new IllegalStateException("Descriptor " + this + " is still in use by " + liveUses.get()
                         + " live operation(s); close or wait for them first");
             }
+            if (sliceRegistrations > 0) {
+                // A registration of freed memory would stay reachable by peers: refuse, as for a live operation.
+                throw new IllegalStateException("Descriptor " + this + " is still registered through "
+                        + sliceRegistrations + " of its slices (registerMemory); close them first");
+            }
             closed = true;
             toRelease = new IdentityHashMap<>(registrations);
             registrations.clear();
         }
         toRelease.values().forEach(RegistrationCache.Lease::release);
+        if (parent != null) {
+            for (int i = 0; i < toRelease.size(); i++) {
+                parent.releaseForSlice();
+            }
+        }
         AutoCloseable toFree = owned;
         owned = null;
         if (toFree != null) {
@@ -386,6 +405,16 @@ public final class Descriptor implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("Descriptor " + this + " is closed");
         }
+    }
+
+    /** For the original of a slice: one of its slices registers it (see {@link #sliceRegistrations}). */
+    private synchronized void holdForSlice() {
+        ensureUsable("register");
+        sliceRegistrations++;
+    }
+
+    private synchronized void releaseForSlice() {
+        sliceRegistrations--;
     }
 
     /** For the original of a slice: refuses once it is closed (its memory may be gone). */

@@ -539,6 +539,16 @@ abstract class TransferContractTest {
         assertThatThrownBy(() -> producer.createReadable(view)).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> view.registerMemory(producer)).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> orphan.slice(0, 1)).isInstanceOf(IllegalStateException.class);
+        // a slice's own registration is of the whole buffer: the buffer cannot be freed while it stands
+        Descriptor registered = Descriptor.allocate(64);
+        Descriptor holder = registered.slice(0, 32);
+        holder.registerMemory(producer);
+        assertThat(producer.registeredBytes()).isEqualTo(64);
+        assertThatThrownBy(registered::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("registered through 1 of its slices");
+        holder.close();
+        assertThat(producer.registeredBytes()).isZero();
+        registered.close();
         Descriptor remote = Descriptor.fromSerialized(new SerializedDescriptor("cpu", 4096, 16));
         assertThatThrownBy(() -> remote.slice(0, 8)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("remote");
