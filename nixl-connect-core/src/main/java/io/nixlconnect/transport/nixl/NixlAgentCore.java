@@ -109,6 +109,11 @@ final class NixlAgentCore implements ProgressLoop.Work {
         return agent;
     }
 
+    private String counted(String backend) {
+        transfersByBackend.computeIfAbsent(backend, b -> new java.util.concurrent.atomic.LongAdder()).increment();
+        return backend;
+    }
+
     /** The {@code nixlBackendH*} a {@code nixl_capi_backend_s} wraps: that struct's one field. */
     private static long innerBackend(long wrapper) {
         return new com.sun.jna.Pointer(wrapper).getLong(0);
@@ -119,6 +124,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
      * library cannot say. Call with the request alive.
      */
     String chosenBackend(long request) {
+        if (backendHandles.length == 1) {
+            return counted(settings.backends().get(0)); // NIXL can only have chosen the one there is
+        }
         long[] chosen = new long[1];
         if (NixlCapi.queryXferBackend(agent, request, chosen) != NixlCapi.SUCCESS || chosen[0] == 0) {
             return null;
@@ -128,9 +136,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
             long[] handles = backendHandles;
             for (int i = 0; i < handles.length; i++) {
                 if (handles[i] == inner) {
-                    String backend = settings.backends().get(i);
-                    transfersByBackend.computeIfAbsent(backend, b -> new java.util.concurrent.atomic.LongAdder()).increment();
-                    return backend;
+                    return counted(settings.backends().get(i));
                 }
             }
             return null;
