@@ -2,6 +2,7 @@
 # Builds everything and runs every test. The transfer contract suite runs over the embedded transport
 # always, and over a real NIXL too: .ci/nixl-setup.sh fetches NIXL's wheel from PyPI into .ci-cache/.
 # Without network the NIXL tests are skipped (they say why) — except in CI, where that is an error.
+# Then scripts/consumer-app-test.sh: the getting-started path of a new user, end to end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,4 +15,6 @@ else
   echo "test.sh: NIXL could not be set up; the NIXL tests will be skipped" >&2
 fi
 
-exec ./mvnw -B -ntp verify "$@"
+./mvnw -B -ntp verify "$@"
+# A fresh application built from the documented pom against freshly installed artifacts (~40 s).
+./scripts/consumer-app-test.sh

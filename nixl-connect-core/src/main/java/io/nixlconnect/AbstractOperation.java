@@ -2,21 +2,24 @@ package io.nixlconnect;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * What every operation has: a kind, local descriptors, a notification key, a status that ends in
- * COMPLETE, CANCELLED or ERRORED, and ways to wait for that end (blocking or through a
- * {@link CompletableFuture}). Operations are {@link AutoCloseable}: closing an unfinished operation
- * cancels it; every resource (registrations, windows, peer references) is released as soon as the
- * operation ends, whether or not it is closed.
+ * What every {@link Operation} has: its book-keeping with the connector, local registrations, the status
+ * machine and the waits. Not an API: callers see {@link Operation} and the four concrete operations. Its public
+ * methods are not final so that javac gives the public subclasses bridges to them (reflection, Spring
+ * expressions); nothing outside this package can subclass it.
  */
-public abstract sealed class AbstractOperation implements AutoCloseable permits PassiveOperation, ActiveOperation {
+abstract sealed class AbstractOperation implements Operation permits PassiveOperation, ActiveOperation {
 
     final Connector connector;
     final Connection connection;
@@ -37,11 +40,11 @@ public abstract sealed class AbstractOperation implements AutoCloseable permits 
     static final int NEW = 0;
     static final int COUNTED = 1;
     static final int ENDED = 2;
-    final java.util.concurrent.atomic.AtomicInteger tracking = new java.util.concurrent.atomic.AtomicInteger(NEW);
+    final AtomicInteger tracking = new AtomicInteger(NEW);
 
     AbstractOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, String notificationKey) {
         this.connector = connector;
-        this.connection = connector.defaultConnection();
+        this.connection = connector.connection();
         this.kind = kind;
         this.localDescriptors = List.copyOf(localDescriptors);
         this.notificationKey = notificationKey;
@@ -54,30 +57,30 @@ public abstract sealed class AbstractOperation implements AutoCloseable permits 
     }
 
     /**
-     * Validates a local descriptor list the way Python Dynamo does: not empty, no nulls, one memory kind.
+     * Validates a local descriptor list with Python Dynamo's rules: not empty, no nulls, one memory kind.
      */
     static List<Descriptor> checkLocal(List<Descriptor> descriptors) {
         if (descriptors == null) {
-            throw new IllegalArgumentException(
-                    "Argument `local_descriptors` must be `Descriptor` or `list[Descriptor]`, was null.");
+            throw new IllegalArgumentException("localDescriptors must not be null");
         }
         if (descriptors.isEmpty()) {
-            throw new IllegalArgumentException("Argument `local_descriptors` must not be an empty list.");
+            throw new IllegalArgumentException("localDescriptors must not be empty");
         }
         DeviceKind first = null;
         for (int i = 0; i < descriptors.size(); i++) {
             Descriptor descriptor = descriptors.get(i);
             if (descriptor == null) {
-                throw new IllegalArgumentException("Argument `local_descriptors` must not contain null (index " + i + ").");
+                throw new IllegalArgumentException("localDescriptors must not contain null (index " + i + ")");
             }
             if (descriptor.isRemote()) {
-                throw new IllegalArgumentException("Argument `local_descriptors` index " + i
-                        + " is a remote descriptor (from fromSerialized); local descriptors must describe this process's memory.");
+                throw new IllegalArgumentException("localDescriptors[" + i + "] is a remote descriptor (from "
+                        + "Descriptor.fromSerialized); local descriptors must describe this process's memory");
             }
             if (first == null) {
                 first = descriptor.device().kind();
             } else if (first != descriptor.device().kind()) {
-                throw new IllegalArgumentException("All local descriptors must have the same memory type.");
+                throw new IllegalArgumentException("All localDescriptors must have the same memory kind: index 0 is "
+                        + first + ", index " + i + " is " + descriptor.device().kind());
             }
         }
         return descriptors;
@@ -157,92 +160,79 @@ public abstract sealed class AbstractOperation implements AutoCloseable permits 
         return new TransferException(terminal, message, cause);
     }
 
-    /** Releases what the subclass holds in the transport (transfer handle, window, peer reference). */
+    /** Releases what the subclass holds in the transport (transfer handle, window). */
     abstract void releaseTransport();
 
-    /** READ or WRITE. */
-    public final OperationKind operationKind() {
+    @Override
+    public OperationKind operationKind() {
         return kind;
     }
 
-    public final OperationStatus status() {
+    @Override
+    public OperationStatus status() {
         return status.get();
     }
 
-    /** The notification that completes the passive side. */
-    public final String notificationKey() {
+    @Override
+    public String notificationKey() {
         return notificationKey;
     }
 
-    /** The local descriptors, in order. */
-    public final List<Descriptor> localDescriptors() {
+    @Override
+    public List<Descriptor> localDescriptors() {
         return localDescriptors;
     }
 
-    /** Memory kind of the local descriptors. */
-    public final DeviceKind deviceKind() {
+    @Override
+    public DeviceKind deviceKind() {
         return deviceKind;
     }
 
-    /** Bytes over all local descriptors. */
-    public final long totalBytes() {
+    @Override
+    public long totalBytes() {
         return totalBytes;
     }
 
-    public final Connector connector() {
+    @Override
+    public Connector connector() {
         return connector;
     }
 
-    /** Time from creation to the end, or to now while running. */
-    public final Duration duration() {
+    @Override
+    public Duration duration() {
         long end = endNanos;
         return Duration.ofNanos((end == 0 ? System.nanoTime() : end) - startNanos);
     }
 
-    /**
-     * How the bytes moved, as the transport reports it: {@code transport} ({@code embedded} or {@code nixl}) always;
-     * for an active operation once it has ended, {@code backend} (the NIXL plugin NIXL chose, e.g. {@code UCX}, or
-     * {@code tcp} on the embedded transport) and, on NIXL, its telemetry of the transfer
-     * ({@code telemetry.postMicros}, {@code telemetry.transferMicros}, {@code telemetry.bytes},
-     * {@code telemetry.descriptors}); the embedded transport adds the {@code peer} address. A passive operation
-     * learns nothing of the path its peer chose. Never null; unmodifiable.
-     */
-    public final java.util.Map<String, Object> attributes() {
-        java.util.Map<String, Object> reported = transferAttributes();
+    @Override
+    public Map<String, Object> attributes() {
+        Map<String, Object> reported = transferAttributes();
         if (reported.containsKey("transport")) {
             return reported;
         }
-        java.util.Map<String, Object> all = new java.util.LinkedHashMap<>();
+        Map<String, Object> all = new LinkedHashMap<>();
         all.put("transport", connector.backendName());
         all.putAll(reported);
-        return java.util.Collections.unmodifiableMap(all);
+        return Collections.unmodifiableMap(all);
     }
 
     /** What the transport reported about this operation's transfer; empty where there is none. */
-    java.util.Map<String, Object> transferAttributes() {
-        return java.util.Map.of();
+    Map<String, Object> transferAttributes() {
+        return Map.of();
     }
 
-    /** Why the operation errored or was cancelled; {@code null} otherwise. */
-    public final Throwable failure() {
+    @Override
+    public Throwable failure() {
         return failure;
     }
 
-    /**
-     * A future that completes when the operation completes, or exceptionally with a
-     * {@link TransferException} when it errors or is cancelled. Each call returns a new dependent future,
-     * so completing or cancelling it does not affect the operation.
-     */
-    public final CompletableFuture<Void> completion() {
+    @Override
+    public CompletableFuture<Void> completion() {
         return done.copy();
     }
 
-    /**
-     * Blocks until the operation ends.
-     *
-     * @throws TransferException if it errored or was cancelled (or the thread was interrupted)
-     */
-    public final void waitForCompletion() {
+    @Override
+    public void waitForCompletion() {
         try {
             done.get();
         } catch (InterruptedException e) {
@@ -253,19 +243,14 @@ public abstract sealed class AbstractOperation implements AutoCloseable permits 
         }
     }
 
-    /**
-     * Blocks until the operation ends or {@code timeout} elapses; the operation itself goes on after a
-     * timed-out wait (close or cancel it to stop it).
-     *
-     * @throws TransferTimeoutException if the time elapsed first
-     * @throws TransferException        if it errored or was cancelled
-     */
-    public final void waitForCompletion(Duration timeout) {
+    @Override
+    public void waitForCompletion(Duration timeout) {
         try {
             done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            throw new TransferTimeoutException(status(), getClass().getSimpleName() + " did not end within " + timeout
-                    + " (status " + status() + ", notification key '" + notificationKey + "')");
+            OperationStatus now = status();
+            throw new WaitTimeoutException(now, getClass().getSimpleName() + " did not end within " + timeout
+                    + " (status " + now + ", notification key '" + notificationKey + "'); it goes on");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TransferException(status(), "Interrupted while waiting for " + this, e);
@@ -274,7 +259,6 @@ public abstract sealed class AbstractOperation implements AutoCloseable permits 
         }
     }
 
-    /** Cancels the operation if it has not ended, and releases everything it holds. Idempotent. */
     @Override
     public void close() {
         finish(OperationStatus.CANCELLED, null);

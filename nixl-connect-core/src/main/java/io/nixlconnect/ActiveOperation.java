@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The side that moves the bytes: it loads the peer from the {@link RdmaMetadata}, posts one transfer for
@@ -28,40 +29,37 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
 
     private static List<Descriptor> checkPairs(OperationKind kind, RdmaMetadata remote, List<Descriptor> local) {
         if (remote == null) {
-            throw new IllegalArgumentException("Argument `remote_metadata` must be `RdmaMetadata`, was null.");
+            throw new IllegalArgumentException("remoteMetadata must not be null");
         }
         if (remote.operationKind() != kind) {
             throw new IllegalArgumentException(kind == OperationKind.READ
-                    ? "Cannot create a `ReadOperation` to read from a remote `WritableOperation` (metadata kind is WRITE)."
-                    : "Cannot create a `WriteOperation` to write to a remote `ReadableOperation` (metadata kind is READ).");
+                    ? "Cannot begin a read from a peer's WritableOperation (remoteMetadata kind is WRITE); use beginWrite"
+                    : "Cannot begin a write to a peer's ReadableOperation (remoteMetadata kind is READ); use beginRead");
         }
         checkLocal(local);
         List<SerializedDescriptor> remoteDescriptors = remote.descriptors();
         if (local.size() != remoteDescriptors.size()) {
             if (local.size() == 1 || remoteDescriptors.size() == 1) {
-                throw new IllegalArgumentException(
-                        "Both `local_descriptors` and `remote_descriptors` must be either lists or single descriptors. "
-                                + local.size() + " != " + remoteDescriptors.size() + ".");
+                throw new IllegalArgumentException("localDescriptors and the remote descriptors must both be single "
+                        + "descriptors or both lists: " + local.size() + " != " + remoteDescriptors.size());
             }
-            throw new IllegalArgumentException(
-                    "When `local_descriptors` and `remote_descriptors` are lists, they must have the same length. "
-                            + local.size() + " != " + remoteDescriptors.size() + ".");
+            throw new IllegalArgumentException("localDescriptors and the remote descriptors must have the same length: "
+                    + local.size() + " != " + remoteDescriptors.size());
         }
         if (local.size() == 1 && local.get(0).size() != remoteDescriptors.get(0).size()) {
-            throw new IllegalArgumentException("Local and remote descriptors must be the same size. "
-                    + local.get(0).size() + " != " + remoteDescriptors.get(0).size() + ".");
+            throw new IllegalArgumentException("The local and the remote descriptor must be the same size: "
+                    + local.get(0).size() + " != " + remoteDescriptors.get(0).size());
         }
         for (int i = 0; i < local.size(); i++) {
             if (local.get(i).size() != remoteDescriptors.get(i).size()) {
-                throw new IllegalArgumentException("Descriptor length mismatch: `local_descriptors` and "
-                        + "`remote_descriptors` descriptor at " + i + " must have the same size. " + local.get(i).size()
-                        + " != " + remoteDescriptors.get(i).size() + ".");
+                throw new IllegalArgumentException("localDescriptors[" + i + "] and the remote descriptor at " + i
+                        + " must have the same size: " + local.get(i).size() + " != " + remoteDescriptors.get(i).size());
             }
         }
         DeviceKind remoteKind = remoteDescriptors.get(0).toDevice().kind();
         for (SerializedDescriptor descriptor : remoteDescriptors) {
             if (descriptor.toDevice().kind() != remoteKind) {
-                throw new IllegalArgumentException("All remote descriptors must have the same memory type.");
+                throw new IllegalArgumentException("All remote descriptors must have the same memory kind");
             }
         }
         return local;
@@ -97,7 +95,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         }
         Duration limit = connector.options().operationTimeout();
         timeout = connector.deadlines().arm(limit, () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
-                OperationStatus.ERRORED, getClass().getSimpleName() + " did not complete within the operation timeout of "
+                getClass().getSimpleName() + " did not complete within the operation timeout of "
                         + limit + " (peer '" + remote.name() + "')")));
         if (status().isTerminal()) {
             connector.deadlines().disarm(timeout); // ended before the deadline was armed
@@ -107,9 +105,14 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     @Override
-    java.util.Map<String, Object> transferAttributes() {
+    Map<String, Object> transferAttributes() {
         TransferHandle posted = handle;
-        return posted == null ? java.util.Map.of() : posted.attributes();
+        return posted == null ? Map.of() : posted.attributes();
+    }
+
+    @Override
+    public final boolean isPassive() {
+        return false;
     }
 
     /** The peer's metadata this operation targets. */
@@ -134,10 +137,6 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         TransferHandle posted = handle;
         if (posted != null) {
             posted.cancel();
-        }
-        Remote loaded = remote;
-        if (loaded != null) {
-            loaded.close();
         }
     }
 }

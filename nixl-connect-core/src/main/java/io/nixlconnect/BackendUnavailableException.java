@@ -1,22 +1,22 @@
 package io.nixlconnect;
 
 /**
- * The transport backend a connector was configured for cannot be used here: for {@code backend = NIXL}, the
- * native library could not be found or loaded. The message says what was searched and what to set.
+ * The transport a connector was configured for cannot be used here: for NIXL, the native library could not be
+ * found or loaded. The message says what was searched and what to set.
  */
-public class BackendUnavailableException extends IllegalStateException {
+public class BackendUnavailableException extends NixlConnectException {
 
     private static final long serialVersionUID = 1L;
 
-    private final TransportBackend backend;
+    private final String backend;
 
-    public BackendUnavailableException(TransportBackend backend, String message, Throwable cause) {
+    public BackendUnavailableException(String backend, String message, Throwable cause) {
         super(message, cause);
         this.backend = backend;
     }
 
-    /** The backend that was asked for. */
-    public TransportBackend backend() {
+    /** The name of the transport that was asked for ({@code nixl}, {@code embedded}). */
+    public String backend() {
         return backend;
     }
 }

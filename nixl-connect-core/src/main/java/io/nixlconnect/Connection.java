@@ -1,61 +1,63 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.TransportAgent;
-import java.nio.ByteBuffer;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.Arrays;
+import java.util.List;
 
 /**
  * One transport agent of a {@link Connector}, named {@code <workerId>-<number>}: its memory registrations
  * and the peers it has loaded. A connector creates one connection and reuses it for every operation;
  * more are only needed to present several agents.
  *
- * <p>Peers are reference-counted: {@link Remote} acquires a reference for as long as an operation needs
- * the peer; the peer is unloaded when the last reference goes, and reloaded when it presents changed
- * metadata.
+ * <p>Read-only for applications: the connector creates it and loads peers through it before every transfer. The
+ * transport agent owns the peers' lifetime (loading the same metadata again is a lookup there; it unloads when it
+ * chooses), so nothing here can unload a peer under a live transfer.
  */
-public final class Connection implements AutoCloseable {
+public final class Connection {
 
     private final Connector connector;
     private final int number;
     private final String name;
-    private final Map<String, RemoteAgent> remotes = new HashMap<>();
-    // The loaded peers by metadata (content equality): every operation looks its peer up, in one step
-    // however many peers are loaded.
-    private final Map<ByteBuffer, String> remotesByMetadata = new HashMap<>();
     private TransportAgent agent;
     private RegistrationCache registrations;
     private boolean closed;
+    // The last local metadata published and its wire encoding: compressing it again for every passive operation
+    // is wasted work while the agent's metadata has not changed.
+    private byte[] publishedRaw;
+    private String publishedEncoded;
 
     /**
      * @throws IllegalArgumentException if {@code number <= 0}
      */
-    public Connection(Connector connector, int number) {
+    Connection(Connector connector, int number) {
         if (connector == null) {
-            throw new IllegalArgumentException("Argument `connector` must not be null.");
+            throw new IllegalArgumentException("connector must not be null");
         }
         if (number <= 0) {
-            throw new IllegalArgumentException("Argument `number` must be a positive integer, was " + number + ".");
+            throw new IllegalArgumentException("number must be positive, was " + number);
         }
         this.connector = connector;
         this.number = number;
         this.name = connector.name() + "-" + number;
     }
 
+    /** The agent's name, {@code <workerId>-<number>}: what peers know it by. */
     public String name() {
         return name;
     }
 
+    /** This connection's number within its connector, from 1. */
     public int number() {
         return number;
     }
 
+    /** The connector that owns it. */
     public Connector connector() {
         return connector;
     }
 
     /** Creates this connection's agent. Idempotent; every other method calls it as needed. */
-    public synchronized void initialize() {
+    synchronized void initialize() {
         if (closed) {
             throw new IllegalStateException("Connection " + name + " is closed");
         }
@@ -70,37 +72,31 @@ public final class Connection implements AutoCloseable {
         return agent().localMetadata();
     }
 
-    /** Adds a reference to an already loaded peer. */
-    public synchronized void acquireRemoteRef(String remoteName) {
-        RemoteAgent remote = remotes.get(remoteName);
-        if (remote == null) {
-            throw new IllegalStateException("No remote agent named '" + remoteName + "' is loaded on " + name);
-        }
-        remote.references++;
-    }
-
     /**
-     * Drops a reference to a peer; the last one unloads it.
-     *
-     * @return true when that was the last reference and the peer was unloaded
+     * The metadata a passive operation publishes: this agent's current metadata, encoded once for as long as it
+     * does not change.
      */
-    public synchronized boolean releaseRemoteRef(String remoteName) {
-        RemoteAgent remote = remotes.get(remoteName);
-        if (remote == null || --remote.references > 0) {
-            return false;
+    RdmaMetadata publish(List<SerializedDescriptor> descriptors, String notificationKey, OperationKind kind) {
+        byte[] raw = metadata();
+        String encoded;
+        synchronized (this) {
+            if (publishedRaw == null || !Arrays.equals(publishedRaw, raw)) {
+                publishedRaw = raw;
+                publishedEncoded = NixlMetadataCodec.encode(raw);
+            }
+            raw = publishedRaw;
+            encoded = publishedEncoded;
         }
-        remotes.remove(remoteName);
-        remotesByMetadata.remove(ByteBuffer.wrap(remote.metadata));
-        // Unload under the lock: a concurrent loadRemote of the same peer must not be undone by this unload.
-        if (agent != null && !closed) {
-            agent.unloadRemoteAgent(remoteName);
-        }
-        return true;
+        return RdmaMetadata.ofEncoded(descriptors, raw, encoded, notificationKey, kind);
     }
 
-    /** Number of peers currently loaded. */
-    public synchronized int remoteAgentCount() {
-        return remotes.size();
+    /** Number of peers the agent holds loaded. */
+    public int remoteAgentCount() {
+        TransportAgent loaded;
+        synchronized (this) {
+            loaded = closed ? null : agent;
+        }
+        return loaded == null ? 0 : loaded.remoteAgentCount();
     }
 
     /** Bytes of local memory currently registered through this connection. */
@@ -113,30 +109,21 @@ public final class Connection implements AutoCloseable {
     }
 
     /**
-     * Loads a peer (or reuses it when already loaded with identical metadata) and takes a reference.
+     * Loads a peer for a transfer (the agent makes this a lookup when it already holds the same metadata).
      *
      * @return the peer's agent name
+     * @throws IllegalArgumentException if the metadata is empty or larger than the connector's maxMetadataSize
      */
-    synchronized String loadRemote(byte[] metadata) {
-        TransportAgent local = agent();
-        String loadedName = remotesByMetadata.get(ByteBuffer.wrap(metadata));
-        if (loadedName != null) {
-            remotes.get(loadedName).references++;
-            return loadedName;
+    String loadRemote(byte[] metadata) {
+        if (metadata == null || metadata.length == 0) {
+            throw new IllegalArgumentException("peer agent metadata must not be empty");
         }
-        // New or changed peer: the backend replaces a peer of the same name.
-        String remoteName = local.loadRemoteAgent(metadata);
-        byte[] copy = metadata.clone();
-        RemoteAgent known = remotes.get(remoteName);
-        if (known != null) {
-            remotesByMetadata.remove(ByteBuffer.wrap(known.metadata));
-            known.metadata = copy;
-            known.references++;
-        } else {
-            remotes.put(remoteName, new RemoteAgent(copy));
+        int max = connector.options().maxMetadataSize();
+        if (metadata.length > max) {
+            throw new IllegalArgumentException("Peer agent metadata of " + metadata.length
+                    + " bytes exceeds the limit of " + max + " bytes (maxMetadataSize)");
         }
-        remotesByMetadata.put(ByteBuffer.wrap(copy), remoteName);
-        return remoteName;
+        return agent().loadRemoteAgent(metadata);
     }
 
     synchronized TransportAgent agent() {
@@ -154,8 +141,7 @@ public final class Connection implements AutoCloseable {
     }
 
     /** Closes the agent: deregisters all memory and unloads all peers. Idempotent. */
-    @Override
-    public void close() {
+    void close() {
         TransportAgent toClose;
         synchronized (this) {
             if (closed) {
@@ -163,8 +149,6 @@ public final class Connection implements AutoCloseable {
             }
             closed = true;
             toClose = agent;
-            remotes.clear();
-            remotesByMetadata.clear();
             if (registrations != null) {
                 registrations.clear();
             }
@@ -178,14 +162,5 @@ public final class Connection implements AutoCloseable {
     @Override
     public String toString() {
         return "Connection[" + name + "]";
-    }
-
-    private static final class RemoteAgent {
-        byte[] metadata;
-        int references = 1;
-
-        RemoteAgent(byte[] metadata) {
-            this.metadata = metadata;
-        }
     }
 }

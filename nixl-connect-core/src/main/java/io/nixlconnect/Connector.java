@@ -2,19 +2,18 @@ package io.nixlconnect;
 
 import io.nixlconnect.transport.Transport;
 import io.nixlconnect.transport.TransportAgent;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -27,9 +26,10 @@ import org.slf4j.LoggerFactory;
  * {@link #createWritable}) and active operations that move bytes to or from a peer's published buffers
  * ({@link #beginRead}, {@link #beginWrite}).
  *
- * <p>A connector owns one transport agent (its default {@link Connection}), created at construction and
- * reused for every operation; memory registrations and loaded peers are cached and released
- * deterministically. Thread-safe. Closing it cancels what is in flight and releases everything.
+ * <p>A connector opens the first usable transport of its {@link ConnectorOptions#transports() preference list} and
+ * owns one agent on it (its {@link Connection}), created at construction and reused for every operation; memory
+ * registrations and loaded peers are cached and released deterministically. Thread-safe. Closing it cancels what
+ * is in flight and releases everything.
  *
  * <pre>{@code
  * try (Connector connector = new Connector("producer");
@@ -57,7 +57,6 @@ public final class Connector implements AutoCloseable {
     private final Deadlines deadlines;
     private volatile boolean accepting = true;
     private volatile boolean closed;
-    private volatile String hostname;
 
     /** A connector with a random worker id and default options. */
     public Connector() {
@@ -72,7 +71,7 @@ public final class Connector implements AutoCloseable {
     /** A connector with the given options; starts its transport agent. */
     public Connector(ConnectorOptions options) {
         if (options == null) {
-            throw new IllegalArgumentException("Argument `options` must not be null.");
+            throw new IllegalArgumentException("options must not be null");
         }
         this.options = options;
         this.workerId = options.workerId() != null ? options.workerId() : UUID.randomUUID().toString().replace("-", "");
@@ -86,7 +85,7 @@ public final class Connector implements AutoCloseable {
         this.deadlines = new Deadlines(scheduler);
         Transport opened = null;
         try {
-            opened = Transports.open(options);
+            opened = Transports.open(options.transports());
             this.transport = opened;
             this.defaultConnection = new Connection(this, 1);
             connections.add(defaultConnection);
@@ -106,37 +105,19 @@ public final class Connector implements AutoCloseable {
         return workerId;
     }
 
-    /** This host's name. */
-    public String hostname() {
-        String name = hostname;
-        if (name == null) {
-            try {
-                name = InetAddress.getLocalHost().getHostName();
-            } catch (UnknownHostException e) {
-                name = System.getenv().getOrDefault("HOSTNAME", "localhost");
-            }
-            hostname = name;
-        }
-        return name;
-    }
-
+    /** The options this connector was built with. */
     public ConnectorOptions options() {
         return options;
     }
 
-    /** The transport in use: {@code embedded} or {@code nixl}. */
+    /** The transport in use: {@code embedded} or {@code nixl} (the {@link io.nixlconnect.transport.TransportSettings#name() name} of the settings that opened). */
     public String backendName() {
         return transport.name();
     }
 
     /** The connection every operation of this connector uses. */
-    public Connection defaultConnection() {
+    Connection connection() {
         return defaultConnection;
-    }
-
-    /** Does nothing: a connector is ready once constructed. Kept for parity with Python Dynamo. */
-    @Deprecated
-    public void initialize() {
     }
 
     /** Publishes local buffers for a peer to read; send the operation's {@link ReadableOperation#metadata()} to it. */
@@ -215,14 +196,15 @@ public final class Connector implements AutoCloseable {
     /** Counts the operation in flight (refusing it when closing or over the limit), then creates it. */
     private <T extends AbstractOperation> T register(OperationFactory<T> factory) {
         if (!accepting) {
-            throw new IllegalStateException("Connector '" + workerId + "' is " + (closed ? "closed" : "shutting down")
+            throw new ConnectorClosedException("Connector '" + workerId + "' is " + (closed ? "closed" : "shutting down")
                     + "; no new operations are accepted");
         }
         int count = inFlightCount.incrementAndGet();
         if (count > options.maxInFlightOperations()) {
             inFlightCount.decrementAndGet();
-            throw new IllegalStateException("Too many operations in flight: " + (count - 1) + " of at most "
-                    + options.maxInFlightOperations() + " (maxInFlightOperations); wait for some to finish");
+            throw new TooManyOperationsException("Too many operations in flight: " + (count - 1) + " of at most "
+                    + options.maxInFlightOperations() + " (maxInFlightOperations); wait for some to finish",
+                    options.maxInFlightOperations());
         }
         T operation;
         try {
@@ -270,10 +252,12 @@ public final class Connector implements AutoCloseable {
         }
     }
 
+    /** Tells {@code listener} of every operation this connector starts and ends from now on. */
     public void addListener(OperationListener listener) {
-        listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+        listeners.add(Objects.requireNonNull(listener, "listener"));
     }
 
+    /** Stops telling {@code listener}; unknown listeners are ignored. */
     public void removeListener(OperationListener listener) {
         listeners.remove(listener);
     }
@@ -311,15 +295,12 @@ public final class Connector implements AutoCloseable {
         return accepting;
     }
 
-    /** Transport details for health reports: backend, agent name, endpoint or plugins. */
-    public Map<String, Object> transportDetails() {
-        Map<String, Object> details = new LinkedHashMap<>();
-        details.put("backend", transport.name());
-        details.put("agent", defaultConnection.name());
-        if (!closed) {
-            details.putAll(defaultConnection.agent().details());
-        }
-        return details;
+    /** The transport's state for health reports: backend, agent, whether it serves, endpoint, backend details. */
+    public TransportStatus transportStatus() {
+        boolean open = !closed;
+        TransportAgent agent = open ? defaultConnection.agent() : null;
+        return new TransportStatus(transport.name(), defaultConnection.name(), isServing(),
+                agent == null ? null : agent.endpoint(), agent == null ? Map.of() : agent.details());
     }
 
     /** Operation time limits, on this connector's timer thread. */
@@ -329,7 +310,7 @@ public final class Connector implements AutoCloseable {
 
     TransportAgent createAgent(Connection connection) {
         if (closed) {
-            throw new IllegalStateException("Connector '" + workerId + "' is closed");
+            throw new ConnectorClosedException("Connector '" + workerId + "' is closed");
         }
         if (connection != defaultConnection && defaultConnection != null) {
             connections.add(connection);
@@ -364,7 +345,7 @@ public final class Connector implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             drained = false;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             // cannot happen: failures were mapped to null above
         }
         close();

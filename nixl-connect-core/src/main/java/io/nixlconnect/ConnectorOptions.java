@@ -1,13 +1,18 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.TransportSettings;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Settings of a {@link Connector}. Immutable; build with {@link #builder()}. Every setting has a default
- * that works on a developer machine: embedded transport on loopback, an ephemeral port.
+ * that works on a developer machine. The transport is chosen by its settings: a preference list of
+ * {@link TransportSettings} (each backend's own record, such as {@code EmbeddedSettings} or {@code NixlSettings}),
+ * of which the connector opens the first that can be used here. By default that list is every backend with its
+ * defaults, NIXL first: NIXL when it loads, else the embedded transport on loopback on a free port.
  */
 public final class ConnectorOptions {
 
@@ -19,33 +24,19 @@ public final class ConnectorOptions {
     public static final int DEFAULT_MAX_METADATA_SIZE = 16 * 1024 * 1024;
 
     private final String workerId;
-    private final TransportBackend backend;
-    private final String bindAddress;
-    private final int port;
-    private final String advertisedAddress;
+    private final List<TransportSettings> transports;
     private final Duration operationTimeout;
     private final Duration passiveTimeout;
     private final int maxInFlightOperations;
     private final int maxMetadataSize;
-    private final String nixlLibraryPath;
-    private final String nixlPluginDirectory;
-    private final List<String> nixlBackends;
-    private final Map<String, String> nixlBackendParameters;
 
     private ConnectorOptions(Builder b) {
         this.workerId = b.workerId;
-        this.backend = b.backend;
-        this.bindAddress = b.bindAddress;
-        this.port = b.port;
-        this.advertisedAddress = b.advertisedAddress;
+        this.transports = b.transports != null ? b.transports : Transports.defaults();
         this.operationTimeout = b.operationTimeout;
         this.passiveTimeout = b.passiveTimeout;
         this.maxInFlightOperations = b.maxInFlightOperations;
         this.maxMetadataSize = b.maxMetadataSize;
-        this.nixlLibraryPath = b.nixlLibraryPath;
-        this.nixlPluginDirectory = b.nixlPluginDirectory;
-        this.nixlBackends = List.copyOf(b.nixlBackends);
-        this.nixlBackendParameters = Map.copyOf(b.nixlBackendParameters);
     }
 
     public static Builder builder() {
@@ -56,18 +47,11 @@ public final class ConnectorOptions {
     public Builder toBuilder() {
         Builder b = new Builder();
         b.workerId = workerId;
-        b.backend = backend;
-        b.bindAddress = bindAddress;
-        b.port = port;
-        b.advertisedAddress = advertisedAddress;
+        b.transports = transports;
         b.operationTimeout = operationTimeout;
         b.passiveTimeout = passiveTimeout;
         b.maxInFlightOperations = maxInFlightOperations;
         b.maxMetadataSize = maxMetadataSize;
-        b.nixlLibraryPath = nixlLibraryPath;
-        b.nixlPluginDirectory = nixlPluginDirectory;
-        b.nixlBackends = nixlBackends;
-        b.nixlBackendParameters = nixlBackendParameters;
         return b;
     }
 
@@ -76,23 +60,14 @@ public final class ConnectorOptions {
         return workerId;
     }
 
-    public TransportBackend backend() {
-        return backend;
+    /** The transports to try, in order of preference; the connector opens the first that can be used here. */
+    public List<TransportSettings> transports() {
+        return transports;
     }
 
-    /** Address the embedded transport listens on. */
-    public String bindAddress() {
-        return bindAddress;
-    }
-
-    /** Port the embedded transport listens on; 0 picks a free one. */
-    public int port() {
-        return port;
-    }
-
-    /** Address peers use to reach the embedded transport; {@code null} means the bind address (or the host's, for a wildcard bind). */
-    public String advertisedAddress() {
-        return advertisedAddress;
+    /** The settings of the given type in {@link #transports()}, if listed. */
+    public <S extends TransportSettings> Optional<S> transport(Class<S> type) {
+        return transports.stream().filter(type::isInstance).map(type::cast).findFirst();
     }
 
     /** Longest an active operation (read or write) may take before it ends ERRORED. */
@@ -114,42 +89,15 @@ public final class ConnectorOptions {
         return maxMetadataSize;
     }
 
-    /** Directory holding {@code libnixl_capi.so}; {@code null} searches the default places. */
-    public String nixlLibraryPath() {
-        return nixlLibraryPath;
-    }
-
-    /** NIXL plugin directory; {@code null} uses {@code NIXL_PLUGIN_DIR} or the library's {@code plugins} folder. */
-    public String nixlPluginDirectory() {
-        return nixlPluginDirectory;
-    }
-
-    /** NIXL backend plugins to create, in order of preference. */
-    public List<String> nixlBackends() {
-        return nixlBackends;
-    }
-
-    /** Parameters handed to every NIXL backend plugin. */
-    public Map<String, String> nixlBackendParameters() {
-        return nixlBackendParameters;
-    }
-
     /** Builder of {@link ConnectorOptions}. Each setter validates its argument. */
     public static final class Builder {
 
         private String workerId;
-        private TransportBackend backend = TransportBackend.AUTO;
-        private String bindAddress = "127.0.0.1";
-        private int port;
-        private String advertisedAddress;
+        private List<TransportSettings> transports;
         private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
         private Duration passiveTimeout;
         private int maxInFlightOperations = DEFAULT_MAX_IN_FLIGHT_OPERATIONS;
         private int maxMetadataSize = DEFAULT_MAX_METADATA_SIZE;
-        private String nixlLibraryPath;
-        private String nixlPluginDirectory;
-        private List<String> nixlBackends = List.of("UCX");
-        private Map<String, String> nixlBackendParameters = Map.of();
 
         private Builder() {
         }
@@ -162,29 +110,21 @@ public final class ConnectorOptions {
             return this;
         }
 
-        public Builder backend(TransportBackend backend) {
-            this.backend = Objects.requireNonNull(backend, "backend");
-            return this;
+        /**
+         * The transports to try, in order of preference: the connector opens the first that can be used here
+         * (one that is not installed is skipped). One element: exactly that transport, or fail.
+         */
+        public Builder transports(TransportSettings... preference) {
+            return transports(preference == null ? null : Arrays.asList(preference));
         }
 
-        public Builder bindAddress(String bindAddress) {
-            if (bindAddress == null || bindAddress.isBlank()) {
-                throw new IllegalArgumentException("bindAddress must not be blank");
+        /** As {@link #transports(TransportSettings...)}; {@code null} restores the default (every backend, NIXL first). */
+        public Builder transports(List<TransportSettings> preference) {
+            if (preference != null && (preference.isEmpty() || preference.stream().anyMatch(Objects::isNull))) {
+                throw new IllegalArgumentException("transports must list at least one transport and no null, was "
+                        + preference);
             }
-            this.bindAddress = bindAddress;
-            return this;
-        }
-
-        public Builder port(int port) {
-            if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException("port must be 0..65535, was " + port);
-            }
-            this.port = port;
-            return this;
-        }
-
-        public Builder advertisedAddress(String advertisedAddress) {
-            this.advertisedAddress = advertisedAddress == null || advertisedAddress.isBlank() ? null : advertisedAddress;
+            this.transports = preference == null ? null : List.copyOf(preference);
             return this;
         }
 
@@ -219,29 +159,6 @@ public final class ConnectorOptions {
                         + RdmaMetadata.MAX_NIXL_METADATA_BYTES + " bytes, was " + bytes);
             }
             this.maxMetadataSize = bytes;
-            return this;
-        }
-
-        public Builder nixlLibraryPath(String path) {
-            this.nixlLibraryPath = path == null || path.isBlank() ? null : path;
-            return this;
-        }
-
-        public Builder nixlPluginDirectory(String directory) {
-            this.nixlPluginDirectory = directory == null || directory.isBlank() ? null : directory;
-            return this;
-        }
-
-        public Builder nixlBackends(List<String> backends) {
-            if (backends == null || backends.isEmpty() || backends.stream().anyMatch(b -> b == null || b.isBlank())) {
-                throw new IllegalArgumentException("nixlBackends must name at least one plugin, was " + backends);
-            }
-            this.nixlBackends = List.copyOf(backends);
-            return this;
-        }
-
-        public Builder nixlBackendParameters(Map<String, String> parameters) {
-            this.nixlBackendParameters = Map.copyOf(Objects.requireNonNull(parameters, "nixlBackendParameters"));
             return this;
         }
 

@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
 import io.nixlconnect.cuda.CudaBuffer;
 import io.nixlconnect.cuda.CudaDeviceBuffer;
 import io.nixlconnect.cuda.LiveUse;
@@ -66,7 +67,7 @@ public final class Descriptor implements AutoCloseable {
     }
 
     private Descriptor(Memory memory, long size) {
-        this(com.sun.jna.Pointer.nativeValue(memory), size, Device.CPU, memory, false);
+        this(Pointer.nativeValue(memory), size, Device.CPU, memory, false);
         this.owned = memory;
     }
 
@@ -89,13 +90,13 @@ public final class Descriptor implements AutoCloseable {
 
     private Descriptor(long ptr, long size, Device device, Object ref, boolean remote, Descriptor parent) {
         if (device == null) {
-            throw new IllegalArgumentException("Argument `device` must not be null.");
+            throw new IllegalArgumentException("device must not be null");
         }
         if (ptr == 0) {
-            throw new IllegalArgumentException("Argument `ptr` cannot be zero (aka `null`).");
+            throw new IllegalArgumentException("ptr must not be 0 (a null address)");
         }
         if (size < 0) {
-            throw new IllegalArgumentException("Argument `size` must be >= 0, was " + size + ".");
+            throw new IllegalArgumentException("size must be >= 0, was " + size);
         }
         this.ptr = ptr;
         this.size = size;
@@ -124,7 +125,7 @@ public final class Descriptor implements AutoCloseable {
 
     private static CudaDeviceBuffer requireOpen(CudaDeviceBuffer buffer) {
         if (buffer == null) {
-            throw new IllegalArgumentException("Argument `buffer` must not be null.");
+            throw new IllegalArgumentException("buffer must not be null");
         }
         if (buffer.isClosed()) {
             throw new IllegalArgumentException("GPU buffer " + buffer + " is closed");
@@ -135,7 +136,7 @@ public final class Descriptor implements AutoCloseable {
     /** Allocates {@code size} zeroed bytes of host memory that this descriptor owns (sizes beyond 2 GiB too). */
     public static Descriptor allocate(long size) {
         if (size < 0) {
-            throw new IllegalArgumentException("Argument `size` must be >= 0, was " + size + ".");
+            throw new IllegalArgumentException("size must be >= 0, was " + size);
         }
         return new Descriptor(NativeMemory.allocate(size), size);
     }
@@ -143,14 +144,14 @@ public final class Descriptor implements AutoCloseable {
     /** A descriptor of a peer's buffer, as its {@link RdmaMetadata} lists it. */
     public static Descriptor fromSerialized(SerializedDescriptor serialized) {
         if (serialized == null) {
-            throw new IllegalArgumentException("Argument `serialized` must not be null.");
+            throw new IllegalArgumentException("serialized must not be null");
         }
         return new Descriptor(serialized.ptr(), serialized.size(), serialized.toDevice(), null, true);
     }
 
     private static long addressOf(ByteBuffer buffer) {
         if (buffer == null) {
-            throw new IllegalArgumentException("Argument `buffer` must not be null.");
+            throw new IllegalArgumentException("buffer must not be null");
         }
         if (!buffer.isDirect()) {
             throw new IllegalArgumentException(
@@ -161,10 +162,10 @@ public final class Descriptor implements AutoCloseable {
 
     private static Memory ownedCopy(byte[] data) {
         if (data == null) {
-            throw new IllegalArgumentException("Argument `data` cannot be null.");
+            throw new IllegalArgumentException("data must not be null");
         }
         Memory memory = NativeMemory.allocate(data.length);
-        NativeMemory.copyIn(data, com.sun.jna.Pointer.nativeValue(memory));
+        NativeMemory.copyIn(data, Pointer.nativeValue(memory));
         return memory;
     }
 
@@ -232,9 +233,9 @@ public final class Descriptor implements AutoCloseable {
      */
     public void registerMemory(Connector connector) {
         if (connector == null) {
-            throw new IllegalArgumentException("Argument `connector` must not be null.");
+            throw new IllegalArgumentException("connector must not be null");
         }
-        Connection connection = connector.defaultConnection();
+        Connection connection = connector.connection();
         synchronized (this) {
             ensureLocal("register");
             ensureOpen();
@@ -256,7 +257,7 @@ public final class Descriptor implements AutoCloseable {
 
     /** Whether this descriptor holds its own registration with the connector (see {@link #registerMemory}). */
     public synchronized boolean isRegistered(Connector connector) {
-        return registrations.containsKey(connector.defaultConnection());
+        return registrations.containsKey(connector.connection());
     }
 
     /**
@@ -388,10 +389,6 @@ public final class Descriptor implements AutoCloseable {
         if (use != null) {
             use.close();
         }
-    }
-
-    synchronized void forgetRegistration(Connection connection) {
-        registrations.remove(connection);
     }
 
     private void ensureLocal(String action) {

@@ -7,10 +7,10 @@ package io.nixlconnect;
 public interface OperationListener {
 
     /** An operation was created and (for active ones) posted. */
-    default void operationStarted(AbstractOperation operation) {
+    default void operationStarted(Operation operation) {
     }
 
-    /** An operation reached a terminal status; {@link AbstractOperation#status()} says which. */
-    default void operationFinished(AbstractOperation operation) {
+    /** An operation reached a terminal status; {@link Operation#status()} says which. */
+    default void operationFinished(Operation operation) {
     }
 }

@@ -51,7 +51,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         setStatus(OperationStatus.INITIALIZED);
         Duration passiveTimeout = connector.options().passiveTimeout();
         this.timeout = passiveTimeout == null ? null : connector.deadlines().arm(passiveTimeout,
-                () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(OperationStatus.ERRORED,
+                () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
                         getClass().getSimpleName() + " was not completed by " + (peers == 1 ? "a peer" : "its peers")
                                 + " within the passive timeout of " + passiveTimeout
                                 + (peers == 1 ? "" : " (" + peersDone() + " of " + peers + " notified)"))));
@@ -79,7 +79,9 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
             for (Descriptor descriptor : localDescriptors()) {
                 descriptors.add(descriptor.metadata());
             }
-            cached = RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind(), hexEncode);
+            cached = hexEncode
+                    ? RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind(), true)
+                    : connection.publish(descriptors, notificationKey(), operationKind());
             if (hexEncode) {
                 hexMetadata = cached;
             } else {
@@ -98,6 +100,11 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     final int peersDone() {
         PassiveWindow opened = window;
         return opened == null ? 0 : opened.notificationsReceived();
+    }
+
+    @Override
+    public final boolean isPassive() {
+        return true;
     }
 
     @Override

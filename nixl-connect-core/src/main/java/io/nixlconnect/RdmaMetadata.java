@@ -56,6 +56,12 @@ public final class RdmaMetadata {
      */
     public RdmaMetadata(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
             OperationKind operationKind) {
+        this(descriptors, nixlMetadata, notificationKey, operationKind, null);
+    }
+
+    /** {@code decoded}: the agent metadata {@code nixlMetadata} encodes, when the caller has it; null decodes it. */
+    private RdmaMetadata(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
+            OperationKind operationKind, byte[] decoded) {
         if (descriptors == null) {
             throw new InvalidMetadataException("descriptors", "is missing (null)");
         }
@@ -80,13 +86,17 @@ public final class RdmaMetadata {
             throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + operationKind);
         }
         this.descriptors = Collections.unmodifiableList(new ArrayList<>(descriptors));
-        this.decodedNixlMetadata = NixlMetadataCodec.decode(nixlMetadata, MAX_NIXL_METADATA_BYTES);
+        this.decodedNixlMetadata = decoded != null ? decoded : NixlMetadataCodec.decode(nixlMetadata, MAX_NIXL_METADATA_BYTES);
         this.nixlMetadata = nixlMetadata;
         this.notificationKey = notificationKey;
         this.operationKind = operationKind;
     }
 
-    /** Builds metadata from raw agent metadata, encoding it the way Python Dynamo does ({@code b64:} + zlib). */
+    /**
+     * Builds metadata from raw agent metadata, encoding it the way Python Dynamo does ({@code b64:} + zlib).
+     *
+     * @throws InvalidMetadataException if {@code agentMetadata} is null, empty or larger than {@link #MAX_NIXL_METADATA_BYTES}
+     */
     public static RdmaMetadata of(List<SerializedDescriptor> descriptors, byte[] agentMetadata, String notificationKey,
             OperationKind operationKind) {
         return of(descriptors, agentMetadata, notificationKey, operationKind, false);
@@ -96,11 +106,32 @@ public final class RdmaMetadata {
      * As {@link #of(List, byte[], String, OperationKind)}; with {@code hexEncode} the agent metadata is written in the
      * legacy form, lowercase hex of the zlib bytes with no prefix, as Python's {@code metadata(hex_encode=True)} does
      * (for peers older than the {@code b64:} form).
+     *
+     * @throws InvalidMetadataException if {@code agentMetadata} is null, empty or larger than {@link #MAX_NIXL_METADATA_BYTES}
      */
     public static RdmaMetadata of(List<SerializedDescriptor> descriptors, byte[] agentMetadata, String notificationKey,
             OperationKind operationKind, boolean hexEncode) {
-        return new RdmaMetadata(descriptors, NixlMetadataCodec.encode(agentMetadata, hexEncode), notificationKey,
-                operationKind);
+        checkAgentMetadata(agentMetadata);
+        byte[] copy = agentMetadata.clone();
+        return new RdmaMetadata(descriptors, NixlMetadataCodec.encode(copy, hexEncode), notificationKey, operationKind,
+                copy);
+    }
+
+    /** Metadata whose agent metadata the caller has already encoded ({@code encoded} is {@code raw}'s encoding; neither is copied). */
+    static RdmaMetadata ofEncoded(List<SerializedDescriptor> descriptors, byte[] raw, String encoded,
+            String notificationKey, OperationKind operationKind) {
+        checkAgentMetadata(raw);
+        return new RdmaMetadata(descriptors, encoded, notificationKey, operationKind, raw);
+    }
+
+    private static void checkAgentMetadata(byte[] agentMetadata) {
+        if (agentMetadata == null || agentMetadata.length == 0) {
+            throw new InvalidMetadataException("nixl_metadata", "must not be empty");
+        }
+        if (agentMetadata.length > MAX_NIXL_METADATA_BYTES) {
+            throw new InvalidMetadataException("nixl_metadata", "decodes to " + agentMetadata.length
+                    + " bytes, more than the limit of " + MAX_NIXL_METADATA_BYTES);
+        }
     }
 
     @JsonCreator

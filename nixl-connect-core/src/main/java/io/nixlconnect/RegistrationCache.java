@@ -65,10 +65,6 @@ final class RegistrationCache {
         return registeredBytes;
     }
 
-    synchronized int registeredRegions() {
-        return entries.size();
-    }
-
     /** Forgets every registration; the agent's close deregisters them. */
     synchronized void clear() {
         entries.clear();

@@ -1,7 +1,7 @@
 package io.nixlconnect;
 
 /** An operation ended without completing: it errored or was cancelled. {@link #status()} says which. */
-public class TransferException extends RuntimeException {
+public class TransferException extends NixlConnectException {
 
     private static final long serialVersionUID = 1L;
 
@@ -12,7 +12,10 @@ public class TransferException extends RuntimeException {
         this.status = status;
     }
 
-    /** {@link OperationStatus#ERRORED} or {@link OperationStatus#CANCELLED}; {@code IN_PROGRESS} for a wait that timed out. */
+    /**
+     * {@link OperationStatus#ERRORED} or {@link OperationStatus#CANCELLED}; for a wait interrupted before the
+     * operation ended, its status at that moment.
+     */
     public OperationStatus status() {
         return status;
     }

@@ -1,14 +1,16 @@
 package io.nixlconnect;
 
 /**
- * Time ran out: either an operation exceeded its timeout (it then ends ERRORED with this as the cause), or
- * a {@link AbstractOperation#waitForCompletion(java.time.Duration) wait} did (the operation goes on).
+ * An operation exceeded its own time limit ({@link ConnectorOptions#operationTimeout()} for reads and writes,
+ * {@link ConnectorOptions#passiveTimeout()} for readables and writables) and ended ERRORED: the transport no longer
+ * touches its buffers. Thrown by its waits and carried as its {@link Operation#failure()}. A caller's wait that runs
+ * out first is a {@link WaitTimeoutException} instead: that operation goes on.
  */
 public class TransferTimeoutException extends TransferException {
 
     private static final long serialVersionUID = 1L;
 
-    public TransferTimeoutException(OperationStatus status, String message) {
-        super(status, message, null);
+    public TransferTimeoutException(String message) {
+        super(OperationStatus.ERRORED, message, null);
     }
 }

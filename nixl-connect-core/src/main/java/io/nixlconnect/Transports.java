@@ -1,16 +1,17 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.Transport;
-import io.nixlconnect.transport.TransportException;
-import io.nixlconnect.transport.embedded.EmbeddedSettings;
-import io.nixlconnect.transport.embedded.EmbeddedTransport;
-import io.nixlconnect.transport.nixl.NixlSettings;
-import io.nixlconnect.transport.nixl.NixlTransport;
-import java.nio.file.Path;
+import io.nixlconnect.transport.TransportProvider;
+import io.nixlconnect.transport.TransportSettings;
+import io.nixlconnect.transport.TransportUnavailableException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.ServiceLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Chooses and opens the transport a connector's options ask for. */
+/** Opens the first usable transport of a connector's preference list; knows the backends only through the SPI. */
 final class Transports {
 
     private static final Logger log = LoggerFactory.getLogger(Transports.class);
@@ -18,48 +19,42 @@ final class Transports {
     private Transports() {
     }
 
-    static Transport open(ConnectorOptions options) {
-        return switch (options.backend()) {
-            case EMBEDDED -> embedded(options);
-            case NIXL -> {
-                try {
-                    yield nixl(options);
-                } catch (TransportException | LinkageError e) {
-                    throw new BackendUnavailableException(TransportBackend.NIXL,
-                            "Backend 'nixl' was requested but NIXL cannot be used: " + e.getMessage()
-                                    + " Install NIXL (>= 1.1) or point to it (library path setting, NIXL_PREFIX), "
-                                    + "or choose backend 'auto' or 'embedded'.", e);
-                }
-            }
-            case AUTO -> {
-                try {
-                    Transport nixl = nixl(options);
-                    log.info("nixl-connect: backend 'auto' chose NIXL ({})", ((NixlTransport) nixl).libraryDescription());
-                    yield nixl;
-                } catch (TransportException | LinkageError e) {
-                    log.info("nixl-connect: backend 'auto' chose the embedded transport: NIXL is not available ({})",
-                            firstLine(e.getMessage()));
-                    yield embedded(options);
-                }
-            }
-        };
+    /** Every backend on the class path with its default settings, in preference order (NIXL, then embedded). */
+    static List<TransportSettings> defaults() {
+        List<TransportProvider> providers = new ArrayList<>();
+        ServiceLoader.load(TransportProvider.class, Transports.class.getClassLoader()).forEach(providers::add);
+        providers.sort(Comparator.comparingInt(TransportProvider::preference));
+        return providers.stream().map(TransportProvider::defaultSettings).toList();
     }
 
-    private static Transport nixl(ConnectorOptions options) {
-        NixlSettings settings = NixlSettings.defaults().withBackends(options.nixlBackends())
-                .withBackendParameters(options.nixlBackendParameters());
-        if (options.nixlLibraryPath() != null) {
-            settings = settings.withLibraryDir(Path.of(options.nixlLibraryPath()));
+    /**
+     * Opens the first transport in {@code preference} that can be used here. One that is unavailable (NIXL not
+     * installed) is skipped with a log line while others remain; a failure to start is thrown as it is.
+     *
+     * @throws BackendUnavailableException if the last transport of the list is unavailable
+     */
+    static Transport open(List<TransportSettings> preference) {
+        for (int i = 0; i < preference.size(); i++) {
+            TransportSettings settings = preference.get(i);
+            boolean last = i == preference.size() - 1;
+            try {
+                Transport transport = settings.open();
+                if (preference.size() > 1) {
+                    log.info("nixl-connect: chose the {} transport ({})", transport.name(), transport);
+                }
+                return transport;
+            } catch (TransportUnavailableException | LinkageError e) {
+                if (last) {
+                    throw new BackendUnavailableException(settings.name(), "Transport '" + settings.name()
+                            + "' was requested but cannot be used: " + e.getMessage()
+                            + (preference.size() == 1 ? " Or choose another transport (backend 'auto' or 'embedded')." : ""),
+                            e);
+                }
+                log.info("nixl-connect: the {} transport is not available ({}); trying {}", settings.name(),
+                        firstLine(e.getMessage()), preference.get(i + 1).name());
+            }
         }
-        if (options.nixlPluginDirectory() != null) {
-            settings = settings.withPluginDir(Path.of(options.nixlPluginDirectory()));
-        }
-        return NixlTransport.open(settings);
-    }
-
-    private static Transport embedded(ConnectorOptions options) {
-        return EmbeddedTransport.open(new EmbeddedSettings(options.bindAddress(), options.port(),
-                options.advertisedAddress()));
+        throw new IllegalStateException("no transport to open"); // ConnectorOptions never holds an empty list
     }
 
     private static String firstLine(String message) {

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nixlconnect.transport.TransportException;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -21,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 class ConnectorBehaviourTest {
 
     private static ConnectorOptions.Builder embedded() {
-        return ConnectorOptions.builder().backend(TransportBackend.EMBEDDED);
+        return ConnectorOptions.builder().transports(EmbeddedSettings.defaults());
     }
 
     /** Agent metadata of the embedded transport pointing at an arbitrary endpoint. */
@@ -41,10 +43,9 @@ class ConnectorBehaviourTest {
     void workerIdDefaultsToADashlessUuidAndNamesTheConnection() {
         try (Connector connector = new Connector(embedded().build())) {
             assertThat(connector.name()).matches("[0-9a-f]{32}");
-            assertThat(connector.defaultConnection().name()).isEqualTo(connector.name() + "-1");
-            assertThat(connector.hostname()).isNotBlank();
+            assertThat(connector.connection().name()).isEqualTo(connector.name() + "-1");
             assertThat(connector.backendName()).isEqualTo("embedded");
-            connector.initialize(); // deprecated no-op
+            assertThat(connector.transportStatus().agent()).isEqualTo(connector.name() + "-1");
         }
     }
 
@@ -53,41 +54,40 @@ class ConnectorBehaviourTest {
         try (Connector connector = new Connector(embedded().workerId("w").build())) {
             assertThatThrownBy(() -> new Connection(connector, 0)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("positive");
-            try (Connection second = new Connection(connector, 2)) {
+            Connection second = new Connection(connector, 2);
+            try {
                 assertThat(second.name()).isEqualTo("w-2");
                 second.initialize();
                 assertThat(second.metadata()).isNotEmpty();
+            } finally {
+                second.close();
             }
         }
     }
 
     @Test
-    void remoteReferencesAreCountedAndTheLastUnloads() {
+    void loadingAPeerAgainIsALookupAndTheAgentKeepsItUntilClose() {
         try (Connector a = new Connector(embedded().workerId("a").build());
              Connector b = new Connector(embedded().workerId("b").build())) {
-            Connection local = a.defaultConnection();
-            byte[] peer = b.defaultConnection().metadata();
+            Connection local = a.connection();
+            byte[] peer = b.connection().metadata();
             Remote first = new Remote(local, peer);
             Remote second = new Remote(local, peer);
             assertThat(first.name()).isEqualTo("b-1").isEqualTo(second.name());
+            assertThat(first.connection()).isSameAs(local);
             assertThat(local.remoteAgentCount()).isEqualTo(1);
-            local.acquireRemoteRef("b-1");
-            assertThat(local.releaseRemoteRef("b-1")).isFalse();
-            first.close();
-            first.close(); // idempotent
-            assertThat(local.remoteAgentCount()).isEqualTo(1);
-            second.close();
-            assertThat(local.remoteAgentCount()).isZero();
-            assertThatThrownBy(() -> local.acquireRemoteRef("b-1")).isInstanceOf(IllegalStateException.class);
+            assertThat(a.remoteAgentCount()).isEqualTo(1);
             assertThatThrownBy(() -> new Remote(local, new byte[0])).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("cannot be empty");
+                    .hasMessageContaining("must not be empty");
+            local.close();
+            assertThat(local.remoteAgentCount()).isZero();
         }
     }
 
     @Test
     void aPeerThatPresentsChangedMetadataIsReloadedUnderItsName() throws IOException {
         try (Connector connector = new Connector(embedded().build())) {
-            Connection local = connector.defaultConnection();
+            Connection local = connector.connection();
             byte[] before = embeddedAgentMetadata("peer", "127.0.0.1", 1111);
             byte[] after = embeddedAgentMetadata("peer", "127.0.0.1", 2222);
             Remote old = new Remote(local, before);
@@ -96,20 +96,6 @@ class ConnectorBehaviourTest {
             Remote back = new Remote(local, before);
             assertThat(List.of(old.name(), reloaded.name(), again.name(), back.name())).containsOnly("peer");
             assertThat(local.remoteAgentCount()).isEqualTo(1);
-
-            for (Remote remote : List.of(old, reloaded, again)) {
-                remote.close();
-                assertThat(local.remoteAgentCount()).isEqualTo(1);
-            }
-            back.close();
-            assertThat(local.remoteAgentCount()).isZero();
-
-            // Neither metadata still points at the unloaded peer: both load it afresh.
-            try (Remote first = new Remote(local, before); Remote second = new Remote(local, after)) {
-                assertThat(second.name()).isEqualTo(first.name()).isEqualTo("peer");
-                assertThat(local.remoteAgentCount()).isEqualTo(1);
-            }
-            assertThat(local.remoteAgentCount()).isZero();
         }
     }
 
@@ -145,7 +131,8 @@ class ConnectorBehaviourTest {
             assertThat(read.status()).isEqualTo(OperationStatus.ERRORED);
             assertThat(took).isBetween(Duration.ofMillis(250), Duration.ofSeconds(5));
             assertThat(connector.registeredBytes()).isZero();
-            assertThat(connector.remoteAgentCount()).isZero();
+            // The agent keeps the peer loaded for a next operation (it owns peer lifetime); close releases it.
+            assertThat(connector.remoteAgentCount()).isEqualTo(1);
         }
     }
 
@@ -171,19 +158,22 @@ class ConnectorBehaviourTest {
         try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = probe.getLocalPort();
         }
-        try (Connector producer = new Connector(embedded().bindAddress("127.0.0.1").port(port)
-                .advertisedAddress("localhost").build());
+        try (Connector producer = new Connector(ConnectorOptions.builder().transports(EmbeddedSettings.defaults()
+                .withBindAddress("127.0.0.1").withPort(port).withAdvertisedAddress("localhost")).build());
              Connector consumer = new Connector(embedded().build());
              Descriptor source = new Descriptor(TestData.random(100)); Descriptor target = Descriptor.allocate(100)) {
-            assertThat(producer.transportDetails()).containsEntry("endpoint", "localhost:" + port);
+            assertThat(producer.transportStatus().endpoint()).isEqualTo("localhost:" + port);
             ReadableOperation readable = producer.createReadable(source);
             consumer.beginRead(readable.metadata(), target).waitForCompletion(Duration.ofSeconds(10));
             readable.waitForCompletion(Duration.ofSeconds(10)); // its notification may trail the reader's completion
             assertThat(target.toByteArray()).isEqualTo(source.toByteArray());
-            assertThatThrownBy(() -> new Connector(embedded().port(port).build())).isInstanceOf(TransportException.class)
+            assertThatThrownBy(() -> new Connector(ConnectorOptions.builder()
+                    .transports(EmbeddedSettings.defaults().withPort(port)).build())).isInstanceOf(TransportException.class)
                     .hasMessageContaining("cannot listen on 127.0.0.1:" + port);
         }
-        assertThat(new Connector(embedded().build()).transportDetails().get("endpoint").toString()).startsWith("127.0.0.1:");
+        try (Connector defaults = new Connector(embedded().build())) {
+            assertThat(defaults.transportStatus().endpoint()).startsWith("127.0.0.1:");
+        }
     }
 
     @Test
@@ -192,8 +182,9 @@ class ConnectorBehaviourTest {
              Descriptor a = Descriptor.allocate(8); Descriptor b = Descriptor.allocate(8); Descriptor c = Descriptor.allocate(8)) {
             ReadableOperation first = connector.createReadable(a);
             ReadableOperation second = connector.createReadable(b);
-            assertThatThrownBy(() -> connector.createReadable(c)).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("Too many operations in flight").hasMessageContaining("maxInFlightOperations");
+            assertThatThrownBy(() -> connector.createReadable(c)).isInstanceOf(TooManyOperationsException.class)
+                    .isInstanceOf(NixlConnectException.class).hasMessageContaining("Too many operations in flight")
+                    .hasMessageContaining("maxInFlightOperations");
             first.close();
             connector.createReadable(c).close();
             assertThat(connector.inFlightOperations()).isEqualTo(1);
@@ -208,12 +199,12 @@ class ConnectorBehaviourTest {
              Descriptor source = Descriptor.allocate(32); Descriptor target = Descriptor.allocate(32)) {
             OperationListener listener = new OperationListener() {
                 @Override
-                public void operationStarted(AbstractOperation operation) {
+                public void operationStarted(Operation operation) {
                     events.add("start " + operation.getClass().getSimpleName());
                 }
 
                 @Override
-                public void operationFinished(AbstractOperation operation) {
+                public void operationFinished(Operation operation) {
                     events.add("end " + operation.getClass().getSimpleName() + " " + operation.status() + " "
                             + operation.totalBytes());
                 }
@@ -222,7 +213,7 @@ class ConnectorBehaviourTest {
             consumer.addListener(listener);
             consumer.addListener(new OperationListener() {
                 @Override
-                public void operationStarted(AbstractOperation operation) {
+                public void operationStarted(Operation operation) {
                     throw new IllegalStateException("a broken listener must not break transfers");
                 }
             });
@@ -254,8 +245,8 @@ class ConnectorBehaviourTest {
             shutdown.start();
             Thread.sleep(50);
             assertThat(producer.isAccepting()).isFalse();
-            assertThatThrownBy(() -> producer.createReadable(source)).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("shutting down");
+            assertThatThrownBy(() -> producer.createReadable(source)).isInstanceOf(ConnectorClosedException.class)
+                    .isInstanceOf(NixlConnectException.class).hasMessageContaining("shutting down");
             reader.join();
             shutdown.join();
             assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
@@ -307,10 +298,10 @@ class ConnectorBehaviourTest {
 
     @Test
     void descriptorsValidateTheirArguments() {
-        assertThatThrownBy(() -> new Descriptor(0, 8, Device.CPU, null)).hasMessageContaining("cannot be zero");
+        assertThatThrownBy(() -> new Descriptor(0, 8, Device.CPU, null)).hasMessageContaining("ptr must not be 0");
         assertThatThrownBy(() -> new Descriptor(4096, -1, "cpu", null)).hasMessageContaining(">= 0");
-        assertThatThrownBy(() -> new Descriptor(java.nio.ByteBuffer.allocate(8))).hasMessageContaining("direct");
-        assertThatThrownBy(() -> new Descriptor((byte[]) null)).hasMessageContaining("cannot be null");
+        assertThatThrownBy(() -> new Descriptor(ByteBuffer.allocate(8))).hasMessageContaining("direct");
+        assertThatThrownBy(() -> new Descriptor((byte[]) null)).hasMessageContaining("data must not be null");
         try (Descriptor gpu = new Descriptor(4096, 8, "cuda:1", null)) {
             assertThat(gpu.metadata()).isEqualTo(new SerializedDescriptor("cuda:1", 4096, 8));
             assertThatThrownBy(gpu::toByteArray).hasMessageContaining("GPU memory");

@@ -3,6 +3,7 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,10 +12,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** Transfers between this JVM and a {@link PeerProcess} over real sockets. */
+@Tag(TestTags.CROSS_PROCESS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class CrossProcessTransferTest {
 
@@ -29,7 +32,7 @@ class CrossProcessTransferTest {
         peer = PeerLines.start(new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                 PeerProcess.class.getName()), "peer");
         assertThat(next("READY")).startsWith("READY");
-        connector = new Connector(ConnectorOptions.builder().workerId("tester").backend(TransportBackend.EMBEDDED)
+        connector = new Connector(ConnectorOptions.builder().workerId("tester").transports(EmbeddedSettings.defaults())
                 .operationTimeout(Duration.ofSeconds(20)).build());
     }
 

@@ -31,7 +31,8 @@ class DeadlinesTest {
     void expiresWhatIsDueInDeadlineOrder() throws InterruptedException {
         List<String> expired = new CopyOnWriteArrayList<>();
         CountDownLatch both = new CountDownLatch(2);
-        deadlines.arm(Duration.ofMillis(150), () -> {
+        // Far apart, so that a stalled test thread (a busy CI machine) cannot arm "early" after "late" is due.
+        deadlines.arm(Duration.ofMillis(2000), () -> {
             expired.add("late");
             both.countDown();
         });

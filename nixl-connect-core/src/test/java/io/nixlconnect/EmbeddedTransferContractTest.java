@@ -3,6 +3,8 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import java.nio.ByteBuffer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -14,7 +16,7 @@ class EmbeddedTransferContractTest extends TransferContractTest {
 
     @Override
     ConnectorOptions.Builder options() {
-        return ConnectorOptions.builder().backend(TransportBackend.EMBEDDED);
+        return ConnectorOptions.builder().transports(EmbeddedSettings.defaults());
     }
 
     @Test
@@ -77,7 +79,7 @@ class EmbeddedTransferContractTest extends TransferContractTest {
             read.cancel();
             assertThat(read.status()).isEqualTo(OperationStatus.CANCELLED);
             // After cancel() returns nothing writes into the target any more.
-            java.nio.ByteBuffer tail = target.asByteBuffer(size - (1 << 20), 1 << 20);
+            ByteBuffer tail = target.asByteBuffer(size - (1 << 20), 1 << 20);
             byte[] before = new byte[1 << 20];
             tail.duplicate().get(before);
             Thread.sleep(300);

@@ -3,6 +3,7 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -80,7 +81,7 @@ class EnumsTest {
 
     @Test
     void operationKindInMetadataIsItsInteger() {
-        RdmaMetadata metadata = RdmaMetadata.of(java.util.List.of(new SerializedDescriptor("cpu", 4096, 1)),
+        RdmaMetadata metadata = RdmaMetadata.of(List.of(new SerializedDescriptor("cpu", 4096, 1)),
                 new byte[] {1}, "k", OperationKind.WRITE);
         assertThat(metadata.toJson()).endsWith(",\"operation_kind\":2}");
     }

@@ -9,15 +9,18 @@ import io.nixlconnect.cuda.Cuda;
 import io.nixlconnect.cuda.CudaDeviceBuffer;
 import io.nixlconnect.cuda.CudaMemory;
 import io.nixlconnect.transport.TransportException;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * GPU descriptors on the embedded transport (staged through pinned host memory). The transfer tests need a
  * GPU and are skipped, with the reason, without one; the refusal test runs only without one.
  */
+@Tag(TestTags.GPU)
 class GpuTransferTest {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -27,7 +30,7 @@ class GpuTransferTest {
 
     @BeforeEach
     void start() {
-        ConnectorOptions.Builder options = ConnectorOptions.builder().backend(TransportBackend.EMBEDDED);
+        ConnectorOptions.Builder options = ConnectorOptions.builder().transports(EmbeddedSettings.defaults());
         passive = new Connector(options.workerId("gpu-passive").build());
         active = new Connector(options.workerId("gpu-active").build());
     }

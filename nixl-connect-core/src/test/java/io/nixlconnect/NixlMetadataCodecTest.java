@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import com.sun.management.ThreadMXBean;
 import java.io.ByteArrayOutputStream;
 import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.zip.Deflater;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
@@ -223,8 +225,8 @@ class NixlMetadataCodecTest {
         assertThat(bomb.length).as("the bomb is small").isLessThan(100 * 1024);
         String encoded = b64(bomb);
 
-        java.util.List<SerializedDescriptor> descriptors = java.util.List.of(new SerializedDescriptor("cpu", 4096, 16));
-        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        List<SerializedDescriptor> descriptors = List.of(new SerializedDescriptor("cpu", 4096, 16));
+        ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long thread = Thread.currentThread().getId();
         long allocatedBefore = threads.getThreadAllocatedBytes(thread);
         long start = System.nanoTime();

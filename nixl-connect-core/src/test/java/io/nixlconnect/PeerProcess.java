@@ -1,9 +1,12 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -77,9 +80,9 @@ public final class PeerProcess {
         // -Dpeer.bind=ADDRESS puts the server on another interface (the two-host test's network namespace).
         ConnectorOptions.Builder options = ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid());
         if ("nixl".equals(System.getProperty("peer.backend"))) {
-            options.backend(TransportBackend.NIXL).nixlLibraryPath(System.getProperty("peer.nixl"));
+            options.transports(NixlSettings.defaults().withLibraryDir(Path.of(System.getProperty("peer.nixl"))));
         } else {
-            options.backend(TransportBackend.EMBEDDED).bindAddress(System.getProperty("peer.bind", "127.0.0.1"));
+            options.transports(EmbeddedSettings.defaults().withBindAddress(System.getProperty("peer.bind", "127.0.0.1")));
         }
         try (Connector connector = new Connector(options.build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {

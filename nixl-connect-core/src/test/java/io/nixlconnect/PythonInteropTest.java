@@ -1,7 +1,9 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.nixl.NixlSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -27,6 +29,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * prints both. Skipped, with the reason, without them. {@code NIXL_PYTHON} names the interpreter
  * (default {@code python3}).
  */
+@Tag(TestTags.PYTHON_INTEROP)
+@Tag(TestTags.CROSS_PROCESS)
+@Tag(TestTags.NIXL)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class PythonInteropTest {
 
@@ -51,8 +56,8 @@ class PythonInteropTest {
         builder.environment().put("PYTHONPATH", PYTHON_PATH);
         peer = PeerLines.start(builder, "the Python peer");
         assertThat(next("READY")).startsWith("READY python-peer-");
-        connector = new Connector(ConnectorOptions.builder().workerId("java-interop").backend(TransportBackend.NIXL)
-                .nixlLibraryPath(LIBRARY_DIR).operationTimeout(Duration.ofSeconds(30)).build());
+        connector = new Connector(ConnectorOptions.builder().workerId("java-interop").transports(NixlSettings.defaults().withLibraryDir(Path.of(LIBRARY_DIR)))
+                .operationTimeout(Duration.ofSeconds(30)).build());
     }
 
     @AfterEach

@@ -6,10 +6,14 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -21,8 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * The shared wire vectors ({@code shared/fixtures/rdma-metadata}): what a Python Dynamo worker puts on
- * the wire. Every {@code valid-*.json} parses to its {@code .expect.json}, round-trips, and carries
+ * The wire vectors (test resources under {@code wire-vectors/}, copied from the shared fixtures): what a
+ * Python Dynamo worker puts on the wire. Every {@code valid-*.json} parses to its {@code .expect.json}, round-trips, and carries
  * {@code agent-metadata.bin}; every {@code invalid-*.json} is refused naming the field.
  */
 class RdmaMetadataFixturesTest {
@@ -46,25 +50,20 @@ class RdmaMetadataFixturesTest {
 
     // ---- fixture access (also used by the other wire tests) ----
 
-    /** {@code shared/fixtures/rdma-metadata}: from {@code -Dnixl.shared.dir}, else {@code ../shared} beside the project root. */
+    /** Where the vectors sit on the test classpath (copied from the shared fixtures; see its README). */
+    static final String RESOURCE_DIR = "wire-vectors";
+
+    /** The {@code wire-vectors} test resource directory, resolved through the class loader. */
     static Path fixtureDir() {
-        String property = System.getProperty("nixl.shared.dir");
-        if (property != null && !property.isBlank()) {
-            Path dir = Path.of(property).resolve("fixtures/rdma-metadata");
-            if (Files.isDirectory(dir)) {
-                return dir.normalize();
-            }
+        URL url = RdmaMetadataFixturesTest.class.getClassLoader().getResource(RESOURCE_DIR + "/README.md");
+        if (url == null) {
+            throw new IllegalStateException("Wire vectors not on the test classpath: " + RESOURCE_DIR + "/README.md");
         }
-        Path here = Path.of("").toAbsolutePath();
-        for (Path p = here; p != null; p = p.getParent()) {
-            if (Files.exists(p.resolve("mvnw"))) {
-                Path dir = p.resolve("../shared/fixtures/rdma-metadata").normalize();
-                if (Files.isDirectory(dir)) {
-                    return dir;
-                }
-            }
+        try {
+            return Path.of(url.toURI()).getParent();
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException("Wire vectors at an unreadable location: " + url, e);
         }
-        throw new IllegalStateException("Wire vectors not found: nixl.shared.dir=" + property + ", cwd=" + here);
     }
 
     static List<Path> vectors(String prefix) {
@@ -144,10 +143,11 @@ class RdmaMetadataFixturesTest {
     }
 
     @Test
-    void surefirePointsAtTheSharedDirectory() {
-        String property = System.getProperty("nixl.shared.dir");
-        assertThat(property).as("surefire sets nixl.shared.dir").isNotBlank();
-        assertThat(Path.of(property).resolve("fixtures/rdma-metadata")).isDirectory();
+    void vectorsComeFromTheTestClasspathInsideTheCheckout() {
+        assertThat(System.getProperty("nixl.shared.dir")).as("no build setting points outside the checkout").isNull();
+        Path classes = Path.of("target", "test-classes").toAbsolutePath().normalize();
+        assertThat(fixtureDir()).startsWith(classes);
+        assertThat(Path.of("src", "test", "resources", RESOURCE_DIR, "agent-metadata.bin")).isRegularFile();
     }
 
     @Test
@@ -244,8 +244,8 @@ class RdmaMetadataFixturesTest {
     void legacyHexIsTheSameZlibStream() {
         String hex = TREE.readTree(document(fixtureDir().resolve("valid-legacy-hex-metadata.json")))
                 .get("nixl_metadata").asString();
-        byte[] zlib = java.util.Base64.getDecoder().decode(NixlMetadataCodec.encode(agentMetadata()).substring(4));
-        assertThat(hex).isEqualTo(java.util.HexFormat.of().formatHex(zlib));
+        byte[] zlib = Base64.getDecoder().decode(NixlMetadataCodec.encode(agentMetadata()).substring(4));
+        assertThat(hex).isEqualTo(HexFormat.of().formatHex(zlib));
     }
 
     // ---- invalid vectors ----

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -50,7 +52,7 @@ class RdmaMetadataWireTest {
         byte[] first = metadata.decodeNixlMetadata();
         assertThat(first).isEqualTo(AGENT);
         first[0] = 'X';
-        java.util.Arrays.fill(first, (byte) 0);
+        Arrays.fill(first, (byte) 0);
         byte[] second = metadata.decodeNixlMetadata();
         assertThat(second).isEqualTo(AGENT).isNotSameAs(first);
     }
@@ -72,7 +74,7 @@ class RdmaMetadataWireTest {
     @Test
     void theEncodingTravelsAsReceived() {
         // legacy hex stays hex on the way back out (a relay must not change what it forwards)
-        byte[] zlib = java.util.Base64.getDecoder().decode(NixlMetadataCodec.encode(AGENT).substring(4));
+        byte[] zlib = Base64.getDecoder().decode(NixlMetadataCodec.encode(AGENT).substring(4));
         String hex = HexFormat.of().formatHex(zlib);
         RdmaMetadata legacy = new RdmaMetadata(sample().descriptors(), hex, "key", OperationKind.WRITE);
         assertThat(legacy.nixlMetadata()).isEqualTo(hex);

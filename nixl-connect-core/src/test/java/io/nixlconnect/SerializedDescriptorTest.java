@@ -3,6 +3,7 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -27,8 +28,8 @@ class SerializedDescriptorTest {
         // validate_device trims and lower-cases, nothing more; Device(str) then reads what it names
         assertThat(descriptor.device()).isEqualTo(normalised);
         assertThat(descriptor.toDevice()).hasToString(names).isEqualTo(Device.of(normalised));
-        assertThat(descriptor.toMap()).containsExactly(java.util.Map.entry("device", normalised),
-                java.util.Map.entry("ptr", 4096L), java.util.Map.entry("size", 16L));
+        assertThat(descriptor.toMap()).containsExactly(Map.entry("device", normalised),
+                Map.entry("ptr", 4096L), Map.entry("size", 16L));
     }
 
     @ParameterizedTest
@@ -89,7 +90,7 @@ class SerializedDescriptorTest {
     @Test
     void fromMapLocatesErrorsWithItsPrefix() {
         InvalidMetadataException e = catchThrowableOfType(InvalidMetadataException.class,
-                () -> SerializedDescriptor.fromMap(java.util.Map.of("device", "cpu", "ptr", 0, "size", 1), "descriptors[4]."));
+                () -> SerializedDescriptor.fromMap(Map.of("device", "cpu", "ptr", 0, "size", 1), "descriptors[4]."));
         assertThat(e.field()).isEqualTo("descriptors[4].ptr");
         e = catchThrowableOfType(InvalidMetadataException.class,
                 () -> SerializedDescriptor.fromMap("cpu", "descriptors[2]."));

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -128,7 +130,7 @@ abstract class TransferContractTest {
         int chunk = 1 << 28;
         for (long offset = 0; offset < descriptor.size(); offset += chunk) {
             int length = (int) Math.min(chunk, descriptor.size() - offset);
-            ByteBuffer view = descriptor.asByteBuffer(offset, length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer view = descriptor.asByteBuffer(offset, length).order(ByteOrder.LITTLE_ENDIAN);
             long base = offset / 8;
             while (view.remaining() >= 8) {
                 view.putLong((base++ * 0x9E3779B97F4A7C15L) ^ salt);
@@ -199,7 +201,7 @@ abstract class TransferContractTest {
             readable.waitForCompletion(WAIT); // the passive side completes on the notification, a moment later
             byte[] received = new byte[800];
             target.get(received);
-            assertThat(received).isEqualTo(java.util.Arrays.copyOfRange(data, 100, 900));
+            assertThat(received).isEqualTo(Arrays.copyOfRange(data, 100, 900));
         }
     }
 
@@ -253,15 +255,15 @@ abstract class TransferContractTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2");
             assertThatThrownBy(() -> consumer.beginRead(readable.metadata(), c, small))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("descriptor at 1 must have the same size. 8 != 16");
+                    .hasMessageContaining("localDescriptors[1] and the remote descriptor at 1 must have the same size: 8 != 16");
             ReadableOperation single = producer.createReadable(a.size() == 16 ? Descriptor.allocate(16) : a);
             assertThatThrownBy(() -> consumer.beginRead(single.metadata(), small))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("Local and remote descriptors must be the same size. 8 != 16.");
+                    .hasMessageContaining("The local and the remote descriptor must be the same size: 8 != 16");
             assertThatThrownBy(() -> consumer.beginRead(single.metadata(), List.of()))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be an empty list");
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("localDescriptors must not be empty");
             assertThatThrownBy(() -> producer.createReadable())
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be an empty list");
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("localDescriptors must not be empty");
             readable.close();
             single.close();
         }
@@ -322,7 +324,8 @@ abstract class TransferContractTest {
         try (Descriptor buffer = Descriptor.allocate(64)) {
             ReadableOperation readable = producer.createReadable(buffer);
             assertThatThrownBy(() -> readable.waitForCompletion(Duration.ofMillis(50)))
-                    .isInstanceOf(TransferTimeoutException.class).hasMessageContaining("did not end within");
+                    .isInstanceOf(WaitTimeoutException.class).hasMessageContaining("did not end within")
+                    .extracting(e -> ((WaitTimeoutException) e).status()).isEqualTo(OperationStatus.INITIALIZED);
             assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
             readable.close();
         }
@@ -351,7 +354,7 @@ abstract class TransferContractTest {
         producer.close();
         assertThat(readable.status()).isEqualTo(OperationStatus.CANCELLED);
         assertThat(producer.registeredBytes()).isZero();
-        assertThatThrownBy(() -> producer.createReadable(buffer)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> producer.createReadable(buffer)).isInstanceOf(ConnectorClosedException.class)
                 .hasMessageContaining("closed");
         buffer.close();
     }
@@ -435,11 +438,11 @@ abstract class TransferContractTest {
                 assertThat(attributes).containsEntry("telemetry.bytes", (long) size).containsEntry("telemetry.descriptors", 1L);
                 assertThat((Long) attributes.get("telemetry.transferMicros")).isNotNegative();
                 assertThat((Long) attributes.get("telemetry.postMicros")).isNotNegative();
-                assertThat(consumer.transportDetails()).containsEntry("transfersByBackend", Map.of("UCX", 1L));
+                assertThat(consumer.transportStatus().details()).containsEntry("transfersByBackend", Map.of("UCX", 1L));
             } else {
                 assertThat(attributes).containsEntry("backend", "tcp");
-                assertThat(attributes.get("peer").toString()).endsWith(":" + producer.transportDetails().get("endpoint")
-                        .toString().substring(producer.transportDetails().get("endpoint").toString().lastIndexOf(':') + 1));
+                String endpoint = producer.transportStatus().endpoint();
+                assertThat(attributes.get("peer").toString()).endsWith(endpoint.substring(endpoint.lastIndexOf(':')));
             }
             assertThat(readable.attributes()).containsOnlyKeys("transport");
         }
@@ -448,7 +451,7 @@ abstract class TransferContractTest {
 
     /** Registrations the backend itself holds (NIXL: regions registered with the agent; embedded: its table). */
     static int backendRegistrations(Connector connector) {
-        Map<String, Object> details = connector.transportDetails();
+        Map<String, Object> details = connector.transportStatus().details();
         Object count = details.containsKey("registrations") ? details.get("registrations") : details.get("registeredRegions");
         assertThat(count).as("registration count in %s", details).isInstanceOf(Number.class);
         return ((Number) count).intValue();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,6 +31,8 @@ import org.junit.jupiter.api.Timeout;
  * <p>Needs root and iproute2, and NIXL ({@code .ci/nixl-setup.sh}) for the NIXL cases. Skipped with the reason
  * outside CI; in CI (CI=true), where all of that is provided, a missing piece fails the test instead.
  */
+@Tag(TestTags.TWO_HOST)
+@Tag(TestTags.CROSS_PROCESS)
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class TwoHostTransferTest {
 
@@ -165,8 +169,7 @@ class TwoHostTransferTest {
     }
 
     private static Connector host() {
-        return new Connector(ConnectorOptions.builder().workerId("host").backend(TransportBackend.EMBEDDED)
-                .bindAddress(HOST_ADDRESS).build());
+        return new Connector(ConnectorOptions.builder().workerId("host").transports(EmbeddedSettings.defaults().withBindAddress(HOST_ADDRESS)).build());
     }
 
     @Test
@@ -185,11 +188,12 @@ class TwoHostTransferTest {
             RdmaMetadata writable = RdmaMetadata.fromJson(peer.next("META ").substring(5));
             connector.beginWrite(target, writable).waitForCompletion(Duration.ofSeconds(60));
             assertThat(peer.next("WRITTEN ")).isEqualTo("WRITTEN " + writable.notificationKey() + " DONE " + PeerProcess.crc(data));
-            assertThat(connector.transportDetails().get("endpoint").toString()).startsWith(HOST_ADDRESS + ":");
+            assertThat(connector.transportStatus().endpoint()).startsWith(HOST_ADDRESS + ":");
         }
     }
 
     @Test
+    @Tag(TestTags.NIXL)
     void nixlMovesBytesBetweenJavaPeersOnTwoHostsBothWays() throws Exception {
         PeerLines here = nixlJavaPeer(false);
         PeerLines there = nixlJavaPeer(true);
@@ -218,6 +222,8 @@ class TwoHostTransferTest {
     }
 
     @Test
+    @Tag(TestTags.NIXL)
+    @Tag(TestTags.PYTHON_INTEROP)
     void nixlMovesBytesBetweenJavaAndAPythonPeerOnTwoHostsBothWays() throws Exception {
         PeerLines java = nixlJavaPeer(false);
         PeerLines python = nixlPythonPeerInTheNamespace();

@@ -1,12 +1,15 @@
 package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.Connector;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.core.env.Environment;
 
 /**
@@ -17,23 +20,29 @@ import org.springframework.core.env.Environment;
 @ConditionalOnClass(Connector.class)
 @ConditionalOnBooleanProperty(name = "nixl.connect.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(NixlConnectProperties.class)
+@ImportRuntimeHints(NixlConnectRuntimeHints.class)
 public final class NixlConnectAutoConfiguration {
 
     /** Closed by the context ({@code close} is inferred); {@link NixlConnectorLifecycle} drains it first. */
     @Bean
     @ConditionalOnMissingBean
-    Connector nixlConnector(NixlConnectProperties properties, Environment environment) {
-        return NixlConnectorFactory.create(properties, environment.getProperty("spring.application.name"));
+    Connector nixlConnector(NixlConnectProperties properties, Environment environment,
+            ObjectProvider<ConnectorOptionsCustomizer> customizers) {
+        return NixlConnectorFactory.create(properties, environment.getProperty("spring.application.name"),
+                customizers.orderedStream().toList());
     }
 
+    // The beans below need exactly one Connector: with two user-defined ones, they back off instead of failing.
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(Connector.class)
     NixlConnectorLifecycle nixlConnectorLifecycle(Connector connector, NixlConnectProperties properties) {
         return new NixlConnectorLifecycle(connector, properties.getShutdown().getGracePeriod());
     }
 
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(Connector.class)
     NixlTransfers nixlTransfers(Connector connector) {
         // The connector's own timeout, so a user-defined Connector bean is honoured too.
         return new NixlTransfers(connector, connector.options().operationTimeout());

@@ -1,31 +1,33 @@
 package io.nixlconnect.autoconfigure;
 
-import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.BackendUnavailableException;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.cuda.CudaUnavailableException;
 import io.nixlconnect.transport.TransportException;
-import java.time.Duration;
-import java.util.stream.Collectors;
+import io.nixlconnect.transport.TransportSettings;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.core.Ordered;
-import org.springframework.util.unit.DataSize;
 
 /**
  * Turns nixl-connect start-up failures into a report that names the property at fault and how to fix it:
- * invalid {@code nixl.connect.*} values, {@code backend: nixl} without a usable NIXL library, and an
- * embedded transport that cannot listen. Runs before Boot's generic analyzers, which would only say that a
+ * {@code backend: nixl} without a usable NIXL library, a required GPU that is missing, and an embedded transport
+ * that cannot listen. Invalid {@code nixl.connect.*} values are Boot's to report (with their origin): see
+ * {@link NixlConnectProperties#validate}. Runs before Boot's generic analyzers, which would only say that a
  * bean could not be created.
  */
 public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordered {
 
+    private static final Logger log = LoggerFactory.getLogger(NixlConnectFailureAnalyzer.class);
+    private static final int SUMMARY_LENGTH = 300;
+
     @Override
     public FailureAnalysis analyze(Throwable failure) {
-        InvalidNixlConnectPropertiesException invalid = findCause(failure, InvalidNixlConnectPropertiesException.class);
-        if (invalid != null) {
-            return invalidProperties(invalid);
-        }
         CudaUnavailableException noGpu = findCause(failure, CudaUnavailableException.class);
         if (noGpu != null) {
             return new FailureAnalysis("nixl.connect.cuda.required is true but no usable GPU was found: "
@@ -42,66 +44,66 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
         return null;
     }
 
-    private static FailureAnalysis invalidProperties(InvalidNixlConnectPropertiesException e) {
-        String description = e.violations().stream()
-                .map(v -> "  - " + v.property() + " = " + format(v.value()) + ": " + v.problem())
-                .collect(Collectors.joining("\n", "Invalid nixl-connect configuration:\n", ""));
-        String action = e.violations().stream()
-                .map(v -> "  - " + v.property() + ": " + v.fix())
-                .collect(Collectors.joining("\n", "Correct the application's configuration:\n", ""));
-        return new FailureAnalysis(description, action, e);
-    }
-
     private static FailureAnalysis startupFailure(NixlConnectorStartupException e) {
         ConnectorOptions options = e.options();
         Throwable cause = e.getCause();
-        if (options.backend() == TransportBackend.NIXL && isNixlUnavailable(cause)) {
-            return new FailureAnalysis("The NIXL transport was requested (nixl.connect.backend=nixl) but is not available: "
-                    + cause.getMessage() + "\nLibrary path: " + orDefault(options.nixlLibraryPath())
-                    + ", plugin directory: " + orDefault(options.nixlPluginDirectory())
-                    + ", backend plugins: " + options.nixlBackends(),
-                    "Install NIXL (libnixl_capi.so and its plugins) and point nixl.connect.nixl.library-path and "
-                            + "nixl.connect.nixl.plugin-directory at it, or set nixl.connect.backend=auto to fall back to "
-                            + "the embedded transport when NIXL is missing (or embedded to never use NIXL).",
+        Optional<NixlSettings> nixl = options.transport(NixlSettings.class);
+        Optional<EmbeddedSettings> embedded = options.transport(EmbeddedSettings.class);
+        if (nixl.isPresent() && embedded.isEmpty() && isNixlUnavailable(cause)) {
+            NixlSettings settings = nixl.get();
+            // The loader's own message can list dozens of search paths: DEBUG gets it whole, the report a summary.
+            log.debug("NIXL could not be loaded", cause);
+            return new FailureAnalysis(String.join("\n",
+                    "nixl.connect.backend is 'nixl', but NIXL could not be loaded:",
+                    "  " + summary(rootMessage(cause)),
+                    "  nixl.connect.nixl.library-path: " + orNotSet(settings.libraryDir()),
+                    "  nixl.connect.nixl.plugin-directory: " + orNotSet(settings.pluginDir()),
+                    "  (every path searched: DEBUG log of " + NixlConnectFailureAnalyzer.class.getName() + ")"),
+                    String.join("\n",
+                            "Set nixl.connect.nixl.library-path to the directory of libnixl_capi.so (NIXL >= 1.1) and",
+                            "nixl.connect.nixl.plugin-directory to its plugins (or set NIXL_PREFIX), or set",
+                            "nixl.connect.backend=auto to fall back to the embedded transport (embedded: never use NIXL)."),
                     e);
         }
-        if (options.backend() != TransportBackend.NIXL && cause instanceof TransportException) {
+        if (embedded.isPresent() && cause instanceof TransportException) {
             return new FailureAnalysis("The nixl-connect embedded transport could not start on "
-                    + options.bindAddress() + ":" + options.port() + ": " + cause.getMessage(),
+                    + embedded.get().bindAddress() + ":" + embedded.get().port() + ": " + cause.getMessage(),
                     "Set nixl.connect.embedded.port=0 to pick a free port, choose a port no other process uses, "
                             + "or set nixl.connect.embedded.bind-address to an address of this host.",
                     e);
         }
-        return new FailureAnalysis("The nixl-connect connector could not start (backend " + options.backend() + "): "
-                + cause, "Check the nixl.connect.* settings and the cause above.", e);
+        return new FailureAnalysis("The nixl-connect connector could not start (transports "
+                + options.transports().stream().map(TransportSettings::name).toList() + "): " + cause,
+                "Check the nixl.connect.* settings and the cause above.", e);
     }
 
     /**
-     * Whether a connector construction failure means "NIXL is not available". The core library reports it
-     * as an {@link IllegalStateException} today; a missing or broken native library surfaces as a
-     * {@link LinkageError}. Add the core's dedicated exception type here once it exists.
+     * Whether a connector construction failure means "NIXL is not available": the core's
+     * {@link BackendUnavailableException}, or a {@link LinkageError} from a native library that is present but broken.
      */
     static boolean isNixlUnavailable(Throwable cause) {
         return cause instanceof BackendUnavailableException || cause instanceof LinkageError;
     }
 
-    /** Durations and sizes the way they are written in application properties ({@code 30s}, {@code 16MB}). */
-    static String format(Object value) {
-        if (value instanceof Duration duration) {
-            return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + "s" : duration.toMillis() + "ms";
-        }
-        if (value instanceof DataSize size) {
-            long bytes = size.toBytes();
-            if (bytes != 0 && bytes % DataSize.ofMegabytes(1).toBytes() == 0) {
-                return size.toMegabytes() + "MB";
-            }
-            return bytes != 0 && bytes % 1024 == 0 ? size.toKilobytes() + "KB" : bytes + "B";
-        }
-        return String.valueOf(value);
+    private static String orNotSet(Object value) {
+        return value == null ? "not set (searched the default locations)" : value.toString();
     }
 
-    private static String orDefault(String value) {
-        return value == null ? "(default)" : value;
+    /** The innermost message: the loader's reason without the wrappers' advice. */
+    private static String rootMessage(Throwable failure) {
+        String message = String.valueOf(failure.getMessage());
+        for (Throwable t = failure.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+            if (t.getMessage() != null) {
+                message = t.getMessage();
+            }
+        }
+        return message;
+    }
+
+    /** One line of at most {@value #SUMMARY_LENGTH} characters, long bracketed path lists elided. */
+    static String summary(String message) {
+        String line = message.lines().findFirst().orElse("").replaceAll("[\\[(][^\\])\\[(]{60,}[\\])]", "[...]");
+        return line.length() <= SUMMARY_LENGTH ? line : line.substring(0, SUMMARY_LENGTH - 3) + "...";
     }
 
     private static <E extends Throwable> E findCause(Throwable failure, Class<E> type) {

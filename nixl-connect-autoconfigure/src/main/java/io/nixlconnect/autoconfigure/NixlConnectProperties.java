@@ -1,20 +1,36 @@
 package io.nixlconnect.autoconfigure;
 
+import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.RdmaMetadata;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
- * Settings of the auto-configured {@link io.nixlconnect.Connector}, bound from {@code nixl.connect.*}.
- * Checked by {@link NixlConnectPropertiesValidator} before the connector is built; a wrong value stops
- * start-up with a report naming the property and how to fix it.
+ * Settings of the auto-configured {@link Connector}, bound from {@code nixl.connect.*}. Every default is the
+ * library's own ({@link ConnectorOptions}, {@link EmbeddedSettings}, {@link NixlSettings}), read from there, not
+ * copied — except {@code passive-timeout}, finite here (see below); {@link NixlConnectorFactory} maps these
+ * properties onto those records, in one place. Validates itself as it is bound (Boot applies a {@link Validator}
+ * that is the properties object itself), so a wrong value stops start-up with Boot's report: the property, its
+ * value, its origin (file and line) and what to set instead, with or without Bean Validation on the class path.
  */
 @ConfigurationProperties("nixl.connect")
-public class NixlConnectProperties {
+public class NixlConnectProperties implements Validator {
+
+    /** The agent name is the worker id plus a short suffix, and the transports cap it at 1024 bytes. */
+    static final int MAX_WORKER_ID_LENGTH = 1000;
+    static final DataSize MIN_METADATA_SIZE = DataSize.ofKilobytes(1);
+    static final DataSize MAX_METADATA_SIZE = DataSize.ofBytes(RdmaMetadata.MAX_NIXL_METADATA_BYTES);
 
     /** Whether to auto-configure a nixl-connect Connector and its integrations (health, metrics, observations). */
     private boolean enabled = true;
@@ -29,13 +45,17 @@ public class NixlConnectProperties {
      * Transport: 'auto' uses NIXL when its native library loads and the embedded TCP transport otherwise;
      * 'nixl' requires NIXL; 'embedded' never touches native transport code.
      */
-    private Backend backend = Backend.AUTO;
+    private String backend = AUTO;
 
     /** Longest an active operation (read or write) may take before it ends with an error. */
-    private Duration operationTimeout = Duration.ofSeconds(30);
+    private Duration operationTimeout = ConnectorOptions.DEFAULT_OPERATION_TIMEOUT;
 
-    /** Longest a passive operation (readable or writable) waits for its peer. Unset waits until closed. */
-    private Duration passiveTimeout;
+    /**
+     * Longest a passive operation (readable or writable) waits for its peer before it ends with an error and
+     * frees its registration. Finite by default so that buffers published for peers that never come (a
+     * metadata GET whose caller died) cannot pile up until the in-flight limit refuses new operations.
+     */
+    private Duration passiveTimeout = Duration.ofSeconds(60);
 
     private final Embedded embedded = new Embedded();
 
@@ -46,6 +66,93 @@ public class NixlConnectProperties {
     private final Cuda cuda = new Cuda();
 
     private final Shutdown shutdown = new Shutdown();
+
+    @Override
+    public boolean supports(Class<?> type) {
+        return type == NixlConnectProperties.class || type == Embedded.class || type == Limits.class
+                || type == Nixl.class || type == Cuda.class || type == Shutdown.class;
+    }
+
+    /**
+     * Boot calls this for this object and for each nested group it binds; each checks its own fields, so that
+     * Boot can match every error to the property it came from and report that property's origin.
+     */
+    @Override
+    public void validate(Object target, Errors errors) {
+        if (target instanceof NixlConnectProperties properties) {
+            properties.validateOwnFields(errors);
+        } else if (target instanceof Embedded embedded) {
+            if (embedded.getBindAddress() == null || embedded.getBindAddress().isBlank()) {
+                errors.rejectValue("bindAddress", "blank",
+                        "must be an address of this host, such as 127.0.0.1 (the default) or 0.0.0.0");
+            }
+            if (embedded.getPort() < 0 || embedded.getPort() > 65535) {
+                errors.rejectValue("port", "outOfRange", "must be between 0 and 65535; 0 picks a free port (the default)");
+            }
+            if (embedded.getMaxConnectionsPerPeer() < 1) {
+                errors.rejectValue("maxConnectionsPerPeer", "notPositive", "must be at least 1, such as "
+                        + EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER + " (the default)");
+            }
+        } else if (target instanceof Limits limits) {
+            if (limits.getMaxInFlightOperations() < 1) {
+                errors.rejectValue("maxInFlightOperations", "notPositive", "must be at least 1, such as 4096 (the default)");
+            }
+            DataSize size = limits.getMaxMetadataSize();
+            if (size == null || size.compareTo(MIN_METADATA_SIZE) < 0 || size.compareTo(MAX_METADATA_SIZE) > 0) {
+                errors.rejectValue("maxMetadataSize", "outOfRange", "must be between 1KB and 64MB, such as 16MB (the default)");
+            }
+        } else if (target instanceof Nixl nixl) {
+            List<String> backends = nixl.getBackends();
+            if (backends == null || backends.isEmpty() || backends.stream().anyMatch(b -> b == null || b.isBlank())) {
+                errors.rejectValue("backends", "empty",
+                        "must name at least one NIXL plugin, none blank, such as UCX (the default)");
+            }
+            Map<String, String> parameters = nixl.getBackendParameters();
+            if (parameters != null && parameters.entrySet().stream().anyMatch(e -> e.getKey().isEmpty()
+                    || e.getValue() == null || e.getKey().indexOf('\0') >= 0 || e.getValue().indexOf('\0') >= 0)) {
+                errors.rejectValue("backendParameters", "invalid", "must have non-empty names and values, free of NUL "
+                        + "characters: nixl.connect.nixl.backend-parameters.<name>=<value>");
+            }
+            Duration progressDelay = nixl.getProgressThreadDelay();
+            if (progressDelay != null && progressDelay.isNegative()) {
+                errors.rejectValue("progressThreadDelay", "negative", "must be zero or positive when set, such as 100us "
+                        + "to run NIXL's own progress thread; remove it to leave that thread off (the default)");
+            }
+        } else if (target instanceof Cuda cuda) {
+            if (cuda.getDeviceId() < 0) {
+                errors.rejectValue("deviceId", "negative", "must be 0 or more: the index of a visible CUDA device");
+            }
+        } else if (target instanceof Shutdown shutdown) {
+            Duration grace = shutdown.getGracePeriod();
+            if (grace == null || grace.isNegative()) {
+                errors.rejectValue("gracePeriod", "negative", "must be zero or positive, such as 10s (the default)");
+            }
+        }
+    }
+
+    private void validateOwnFields(Errors errors) {
+        if (workerId != null && workerId.isBlank()) {
+            errors.rejectValue("workerId", "blank", "must not be blank; remove it to get "
+                    + "'<spring.application.name>-<unique suffix>', or set a short name");
+        } else if (workerId != null && workerId.length() > MAX_WORKER_ID_LENGTH) {
+            errors.rejectValue("workerId", "tooLong", "must be at most " + MAX_WORKER_ID_LENGTH + " characters");
+        }
+        if (!BACKENDS.contains(backend)) {
+            errors.rejectValue("backend", "unknown", "must be one of " + BACKENDS
+                    + ": auto (NIXL when it loads, else embedded; the default), nixl or embedded");
+        }
+        if (!isPositive(operationTimeout)) {
+            errors.rejectValue("operationTimeout", "notPositive", "must be positive, such as 30s (the default)");
+        }
+        if (!isPositive(passiveTimeout)) {
+            errors.rejectValue("passiveTimeout", "notPositive",
+                    "must be positive, such as 60s (the default); set a long one such as 24h for slow peers");
+        }
+    }
+
+    private static boolean isPositive(Duration duration) {
+        return duration != null && !duration.isNegative() && !duration.isZero();
+    }
 
     public boolean isEnabled() {
         return enabled;
@@ -63,12 +170,13 @@ public class NixlConnectProperties {
         this.workerId = workerId;
     }
 
-    public Backend getBackend() {
+    public String getBackend() {
         return backend;
     }
 
-    public void setBackend(Backend backend) {
-        this.backend = backend;
+    /** Case-insensitive, as an enum-typed property would be. */
+    public void setBackend(String backend) {
+        this.backend = backend == null ? null : backend.trim().toLowerCase(Locale.ROOT);
     }
 
     public Duration getOperationTimeout() {
@@ -107,27 +215,26 @@ public class NixlConnectProperties {
         return shutdown;
     }
 
-    /** Which transport the connector uses. */
-    public enum Backend {
-        /** NIXL when its native library loads, otherwise the embedded transport. */
-        AUTO,
-        /** NIXL only; start-up fails when it is not available. */
-        NIXL,
-        /** The pure-Java TCP transport. */
-        EMBEDDED
-    }
+    /** {@code nixl.connect.backend} for "NIXL when it loads, else the embedded transport". */
+    static final String AUTO = "auto";
+
+    /** The values {@code nixl.connect.backend} accepts. */
+    static final List<String> BACKENDS = List.of(AUTO, NixlSettings.NAME, EmbeddedSettings.NAME);
 
     /** The embedded (pure-Java TCP) transport. */
     public static class Embedded {
 
         /** Address the embedded transport listens on. Loopback by default: set it to reach other hosts. */
-        private String bindAddress = "127.0.0.1";
+        private String bindAddress = EmbeddedSettings.DEFAULT_BIND_ADDRESS;
 
         /** Port the embedded transport listens on; 0 picks a free port. */
-        private int port = 0;
+        private int port = EmbeddedSettings.DEFAULT_PORT;
 
         /** Address peers use to reach this worker. Unset means the bind address (or this host's address for a wildcard bind). */
         private String advertisedAddress;
+
+        /** Most connections opened to one peer at once; further transfers to it queue. */
+        private int maxConnectionsPerPeer = EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER;
 
         public String getBindAddress() {
             return bindAddress;
@@ -152,16 +259,24 @@ public class NixlConnectProperties {
         public void setAdvertisedAddress(String advertisedAddress) {
             this.advertisedAddress = advertisedAddress;
         }
+
+        public int getMaxConnectionsPerPeer() {
+            return maxConnectionsPerPeer;
+        }
+
+        public void setMaxConnectionsPerPeer(int maxConnectionsPerPeer) {
+            this.maxConnectionsPerPeer = maxConnectionsPerPeer;
+        }
     }
 
     /** Bounds that protect the worker from overload and hostile peers. */
     public static class Limits {
 
         /** Most operations in flight at once; creating one more fails fast. */
-        private int maxInFlightOperations = 4096;
+        private int maxInFlightOperations = ConnectorOptions.DEFAULT_MAX_IN_FLIGHT_OPERATIONS;
 
         /** Largest decoded peer agent metadata accepted (1KB to 64MB). */
-        private DataSize maxMetadataSize = DataSize.ofMegabytes(16);
+        private DataSize maxMetadataSize = DataSize.ofBytes(ConnectorOptions.DEFAULT_MAX_METADATA_SIZE);
 
         public int getMaxInFlightOperations() {
             return maxInFlightOperations;
@@ -190,10 +305,16 @@ public class NixlConnectProperties {
         private String pluginDirectory;
 
         /** NIXL backend plugins to create, in order of preference. */
-        private List<String> backends = new ArrayList<>(List.of("UCX"));
+        private List<String> backends = new ArrayList<>(NixlSettings.DEFAULT_BACKENDS);
 
         /** Parameters handed to every NIXL backend plugin. */
         private Map<String, String> backendParameters = new LinkedHashMap<>();
+
+        /**
+         * Pause between rounds of NIXL's own progress thread, which then runs beside this library's progress loop
+         * (0 spins a core). Unset: NIXL's progress thread stays off and this library's loop alone drives NIXL.
+         */
+        private Duration progressThreadDelay;
 
         public String getLibraryPath() {
             return libraryPath;
@@ -225,6 +346,14 @@ public class NixlConnectProperties {
 
         public void setBackendParameters(Map<String, String> backendParameters) {
             this.backendParameters = backendParameters;
+        }
+
+        public Duration getProgressThreadDelay() {
+            return progressThreadDelay;
+        }
+
+        public void setProgressThreadDelay(Duration progressThreadDelay) {
+            this.progressThreadDelay = progressThreadDelay;
         }
     }
 

@@ -2,14 +2,24 @@ package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.cuda.Cuda;
 import io.nixlconnect.cuda.CudaAvailability;
 import io.nixlconnect.cuda.CudaUnavailableException;
+import io.nixlconnect.transport.TransportSettings;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Builds a {@link Connector} from {@link NixlConnectProperties}: validates first, then names start-up failures. */
+/**
+ * Builds a {@link Connector} from {@link NixlConnectProperties} (already validated by Boot as they were bound) and
+ * the {@link ConnectorOptionsCustomizer}s, and names start-up failures. The one place where properties map onto
+ * the library's settings records.
+ */
 final class NixlConnectorFactory {
 
     private static final Logger log = LoggerFactory.getLogger(NixlConnectorFactory.class);
@@ -18,16 +28,11 @@ final class NixlConnectorFactory {
     }
 
     /**
-     * @param applicationName {@code spring.application.name}, or null; the default worker id derives from it
-     * @throws InvalidNixlConnectPropertiesException if a property breaks a rule
-     * @throws NixlConnectorStartupException         if the transport does not start
-     */
-    /**
      * Says in one line whether GPU memory can be used, and refuses to start when it is required but cannot.
      * Looks for a GPU only when JCuda is on the classpath (the application asked for GPU support).
      */
     static void checkCuda(NixlConnectProperties.Cuda cuda) {
-        CudaAvailability availability = io.nixlconnect.cuda.Cuda.availability(cuda.getDeviceId());
+        CudaAvailability availability = Cuda.availability(cuda.getDeviceId());
         if (availability.available()) {
             log.info("nixl-connect: GPU support available ({} CUDA device(s); using cuda:{})",
                     availability.deviceCount(), cuda.getDeviceId());
@@ -38,8 +43,19 @@ final class NixlConnectorFactory {
         }
     }
 
-    static Connector create(NixlConnectProperties properties, String applicationName) {
-        ConnectorOptions options = options(properties, applicationName);
+    /**
+     * Applies the customizers in order, checks CUDA, then starts the connector.
+     *
+     * @param properties      bound and already validated by Boot ({@link NixlConnectProperties} is its own validator)
+     * @param applicationName {@code spring.application.name}, or null; the default worker id derives from it
+     * @param customizers     applied in order to the options built from the properties
+     * @throws NixlConnectorStartupException if the transport does not start
+     */
+    static Connector create(NixlConnectProperties properties, String applicationName,
+            List<ConnectorOptionsCustomizer> customizers) {
+        ConnectorOptions.Builder builder = options(properties, applicationName).toBuilder();
+        customizers.forEach(customizer -> customizer.customize(builder));
+        ConnectorOptions options = builder.build();
         checkCuda(properties.getCuda());
         try {
             return new Connector(options);
@@ -50,32 +66,56 @@ final class NixlConnectorFactory {
     }
 
     static ConnectorOptions options(NixlConnectProperties properties, String applicationName) {
-        NixlConnectPropertiesValidator.validate(properties);
-        NixlConnectProperties.Embedded embedded = properties.getEmbedded();
         NixlConnectProperties.Limits limits = properties.getLimits();
-        NixlConnectProperties.Nixl nixl = properties.getNixl();
         return ConnectorOptions.builder()
                 .workerId(properties.getWorkerId() != null ? properties.getWorkerId() : defaultWorkerId(applicationName))
-                .backend(TransportBackend.valueOf(properties.getBackend().name()))
-                .bindAddress(embedded.getBindAddress())
-                .port(embedded.getPort())
-                .advertisedAddress(embedded.getAdvertisedAddress())
+                .transports(transports(properties))
                 .operationTimeout(properties.getOperationTimeout())
                 .passiveTimeout(properties.getPassiveTimeout())
                 .maxInFlightOperations(limits.getMaxInFlightOperations())
                 .maxMetadataSize(Math.toIntExact(limits.getMaxMetadataSize().toBytes()))
-                .nixlLibraryPath(nixl.getLibraryPath())
-                .nixlPluginDirectory(nixl.getPluginDirectory())
-                .nixlBackends(nixl.getBackends())
-                .nixlBackendParameters(nixl.getBackendParameters())
                 .build();
+    }
+
+    /** {@code nixl.connect.backend} as a preference list: {@code auto} is NIXL, then the embedded transport. */
+    static List<TransportSettings> transports(NixlConnectProperties properties) {
+        EmbeddedSettings embedded = embedded(properties.getEmbedded());
+        NixlSettings nixl = nixl(properties.getNixl());
+        return switch (properties.getBackend()) {
+            case NixlSettings.NAME -> List.of(nixl);
+            case EmbeddedSettings.NAME -> List.of(embedded);
+            default -> List.of(nixl, embedded); // auto; validation refused anything else
+        };
+    }
+
+    static EmbeddedSettings embedded(NixlConnectProperties.Embedded embedded) {
+        return EmbeddedSettings.defaults()
+                .withBindAddress(embedded.getBindAddress())
+                .withPort(embedded.getPort())
+                .withAdvertisedAddress(embedded.getAdvertisedAddress())
+                .withMaxConnectionsPerPeer(embedded.getMaxConnectionsPerPeer());
+    }
+
+    static NixlSettings nixl(NixlConnectProperties.Nixl nixl) {
+        Duration delay = nixl.getProgressThreadDelay();
+        return NixlSettings.defaults()
+                .withLibraryDir(path(nixl.getLibraryPath()))
+                .withPluginDir(path(nixl.getPluginDirectory()))
+                .withBackends(nixl.getBackends())
+                .withBackendParameters(nixl.getBackendParameters())
+                .withNixlProgressThreadDelayMicros(delay == null
+                        ? NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS : delay.toNanos() / 1000);
+    }
+
+    private static Path path(String value) {
+        return value == null || value.isBlank() ? null : Path.of(value);
     }
 
     /** {@code <application name or "nixl">-<8 hex digits>}: readable in logs, unique across instances. */
     static String defaultWorkerId(String applicationName) {
         String prefix = applicationName == null || applicationName.isBlank() ? "nixl" : applicationName.trim();
-        if (prefix.length() > NixlConnectPropertiesValidator.MAX_WORKER_ID_LENGTH - 9) {
-            prefix = prefix.substring(0, NixlConnectPropertiesValidator.MAX_WORKER_ID_LENGTH - 9);
+        if (prefix.length() > NixlConnectProperties.MAX_WORKER_ID_LENGTH - 9) {
+            prefix = prefix.substring(0, NixlConnectProperties.MAX_WORKER_ID_LENGTH - 9);
         }
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }

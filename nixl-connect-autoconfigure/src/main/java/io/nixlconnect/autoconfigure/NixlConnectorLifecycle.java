@@ -38,18 +38,50 @@ public final class NixlConnectorLifecycle implements SmartLifecycle {
         running = true;
     }
 
+    /**
+     * Stops on its own thread and tells Boot when done, so Boot's {@code spring.lifecycle.timeout-per-shutdown-phase}
+     * bounds the wait and other beans of this phase stop meanwhile. Keep the grace period below that timeout:
+     * past it, Boot moves on and the context closes the connector, cancelling what is still in flight.
+     */
+    @Override
+    public void stop(Runnable callback) {
+        if (!running) {
+            callback.run();
+            return;
+        }
+        running = false;
+        Thread stopper = new Thread(() -> {
+            try {
+                shutdown();
+            } finally {
+                callback.run();
+            }
+        }, "nixl-connect-shutdown");
+        stopper.setDaemon(true);
+        stopper.start();
+    }
+
     @Override
     public void stop() {
         if (!running) {
             return;
         }
         running = false;
+        shutdown();
+    }
+
+    /** One log line when draining begins, one when it ends. */
+    private void shutdown() {
         int inFlight = connector.inFlightOperations();
-        if (inFlight > 0) {
-            log.info("Shutting down {}: waiting up to {} for {} operation(s) in flight", connector, gracePeriod, inFlight);
-        }
-        if (!connector.shutdown(gracePeriod)) {
-            log.warn("{}: operations still in flight after the grace period of {} were cancelled", connector, gracePeriod);
+        log.info("Stopping {}: refusing new operations, waiting up to {} for {} in flight", connector, gracePeriod,
+                inFlight);
+        long started = System.nanoTime();
+        if (connector.shutdown(gracePeriod)) {
+            log.info("Stopped {} in {} ms: every operation ended", connector,
+                    (System.nanoTime() - started) / 1_000_000);
+        } else {
+            log.warn("Stopped {} after the grace period of {}: operations still in flight were cancelled", connector,
+                    gracePeriod);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.transport.TransportSettings;
 
 /**
  * The auto-configured connector could not be constructed with valid settings: the requested transport is
@@ -14,8 +15,8 @@ public class NixlConnectorStartupException extends IllegalStateException {
     private final transient ConnectorOptions options;
 
     public NixlConnectorStartupException(ConnectorOptions options, Throwable cause) {
-        super("nixl-connect connector '" + options.workerId() + "' (backend " + options.backend()
-                + ") could not start: " + cause.getMessage(), cause);
+        super("nixl-connect connector '" + options.workerId() + "' (transports " + options.transports().stream()
+                .map(TransportSettings::name).toList() + ") could not start: " + cause.getMessage(), cause);
         this.options = options;
     }
 

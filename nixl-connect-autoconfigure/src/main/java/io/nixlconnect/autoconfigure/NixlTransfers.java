@@ -1,12 +1,15 @@
 package io.nixlconnect.autoconfigure;
 
-import io.nixlconnect.AbstractOperation;
 import io.nixlconnect.Connector;
 import io.nixlconnect.Descriptor;
+import io.nixlconnect.Operation;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.SerializedDescriptor;
+import io.nixlconnect.TransferException;
+import io.nixlconnect.TransferTimeoutException;
+import io.nixlconnect.WaitTimeoutException;
 import io.nixlconnect.WritableOperation;
 import io.nixlconnect.WriteOperation;
 import java.time.Duration;
@@ -157,10 +160,11 @@ public class NixlTransfers {
     /**
      * Waits for {@code operation} to end, at most the configured operation timeout.
      *
-     * @throws io.nixlconnect.TransferTimeoutException if it has not ended in time (it goes on; close it to stop it)
-     * @throws io.nixlconnect.TransferException        if it errored or was cancelled
+     * @throws WaitTimeoutException if it has not ended in time (it goes on; close it to stop it)
+     * @throws TransferException    if it errored (a {@link TransferTimeoutException} at its own time limit) or was
+     *                              cancelled
      */
-    public <T extends AbstractOperation> T await(T operation) {
+    public <T extends Operation> T await(T operation) {
         operation.waitForCompletion(operationTimeout);
         return operation;
     }

@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.transport.TransportSettings;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +33,7 @@ class NixlConnectAutoConfigurationTests {
             assertThat(connector.backendName()).isIn("embedded", "nixl");
             assertThat(connector.name()).matches("nixl-[0-9a-f]{8}");
             if (connector.backendName().equals("embedded")) {
-                assertThat(String.valueOf(connector.transportDetails().get("endpoint"))).startsWith("127.0.0.1:");
+                assertThat(connector.transportStatus().endpoint()).startsWith("127.0.0.1:");
             }
             assertThat(context.getBean(NixlConnectorLifecycle.class).isRunning()).isTrue();
         });
@@ -61,22 +64,28 @@ class NixlConnectAutoConfigurationTests {
         runner.withPropertyValues("nixl.connect.worker-id=decode-7", "nixl.connect.backend=embedded",
                 "nixl.connect.operation-timeout=2m", "nixl.connect.passive-timeout=45s",
                 "nixl.connect.limits.max-in-flight-operations=7", "nixl.connect.limits.max-metadata-size=2MB",
-                "nixl.connect.embedded.advertised-address=10.1.2.3", "nixl.connect.nixl.backends=UCX,GDS",
+                "nixl.connect.embedded.advertised-address=10.1.2.3", "nixl.connect.embedded.max-connections-per-peer=3",
+                "nixl.connect.nixl.backends=UCX,GDS", "nixl.connect.nixl.progress-thread-delay=250us",
                 "nixl.connect.nixl.backend-parameters.num_threads=4", "nixl.connect.nixl.library-path=/opt/nixl/lib",
                 "nixl.connect.cuda.device-id=3", "nixl.connect.cuda.required=false",
                 "nixl.connect.shutdown.grace-period=1500ms").run(context -> {
             ConnectorOptions options = context.getBean(Connector.class).options();
             assertThat(options.workerId()).isEqualTo("decode-7");
-            assertThat(options.backend()).isEqualTo(TransportBackend.EMBEDDED);
+            assertThat(options.transports()).singleElement().isInstanceOf(EmbeddedSettings.class);
             assertThat(options.operationTimeout()).isEqualTo(Duration.ofMinutes(2));
             assertThat(options.passiveTimeout()).isEqualTo(Duration.ofSeconds(45));
             assertThat(options.maxInFlightOperations()).isEqualTo(7);
             assertThat(options.maxMetadataSize()).isEqualTo(2 * 1024 * 1024);
-            assertThat(options.advertisedAddress()).isEqualTo("10.1.2.3");
-            assertThat(options.nixlBackends()).containsExactly("UCX", "GDS");
-            assertThat(options.nixlBackendParameters()).isEqualTo(Map.of("num_threads", "4"));
-            assertThat(options.nixlLibraryPath()).isEqualTo("/opt/nixl/lib");
+            EmbeddedSettings embedded = options.transport(EmbeddedSettings.class).orElseThrow();
+            assertThat(embedded.advertisedAddress()).isEqualTo("10.1.2.3");
+            assertThat(embedded.maxConnectionsPerPeer()).isEqualTo(3);
             NixlConnectProperties properties = context.getBean(NixlConnectProperties.class);
+            // backend=embedded leaves NIXL out of the list; its settings map all the same.
+            NixlSettings nixl = NixlConnectorFactory.nixl(properties.getNixl());
+            assertThat(nixl.backends()).containsExactly("UCX", "GDS");
+            assertThat(nixl.backendParameters()).isEqualTo(Map.of("num_threads", "4"));
+            assertThat(nixl.libraryDir()).isEqualTo(Path.of("/opt/nixl/lib"));
+            assertThat(nixl.nixlProgressThreadDelayMicros()).isEqualTo(250);
             assertThat(properties.getCuda().getDeviceId()).isEqualTo(3);
             assertThat(properties.getCuda().isRequired()).isFalse(); // true without a GPU fails: NixlCudaAutoConfigurationTests
             assertThat(properties.getShutdown().getGracePeriod()).isEqualTo(Duration.ofMillis(1500));
@@ -89,17 +98,30 @@ class NixlConnectAutoConfigurationTests {
         runner.run(context -> {
             NixlConnectProperties properties = context.getBean(NixlConnectProperties.class);
             ConnectorOptions options = context.getBean(Connector.class).options();
-            assertThat(options.backend()).isEqualTo(TransportBackend.AUTO);
-            assertThat(options.bindAddress()).isEqualTo("127.0.0.1");
-            assertThat(options.port()).isZero();
+            assertThat(options.transports()).extracting(TransportSettings::name).containsExactly("nixl", "embedded");
+            EmbeddedSettings embedded = options.transport(EmbeddedSettings.class).orElseThrow();
+            assertThat(embedded.bindAddress()).isEqualTo("127.0.0.1");
+            assertThat(embedded.port()).isZero();
+            assertThat(embedded.maxConnectionsPerPeer()).isEqualTo(8);
             assertThat(options.operationTimeout()).isEqualTo(Duration.ofSeconds(30));
-            assertThat(options.passiveTimeout()).isNull();
+            assertThat(options.passiveTimeout()).isEqualTo(Duration.ofSeconds(60));
             assertThat(options.maxInFlightOperations()).isEqualTo(4096);
             assertThat(options.maxMetadataSize()).isEqualTo(16 * 1024 * 1024);
-            assertThat(options.nixlBackends()).isEqualTo(List.of("UCX"));
+            NixlSettings nixl = options.transport(NixlSettings.class).orElseThrow();
+            assertThat(nixl.backends()).isEqualTo(List.of("UCX"));
+            assertThat(nixl.nixlProgressThreadDelayMicros()).isNegative();
             assertThat(properties.getCuda().getDeviceId()).isZero();
             assertThat(properties.getCuda().isRequired()).isFalse();
             assertThat(properties.getShutdown().getGracePeriod()).isEqualTo(Duration.ofSeconds(10));
+        });
+    }
+
+    @Test
+    void backendIsCaseInsensitiveLikeAnEnumAndNamesOneTransport() {
+        runner.withPropertyValues("nixl.connect.backend=EMBEDDED").run(context -> {
+            assertThat(context.getBean(Connector.class).options().transports()).extracting(TransportSettings::name)
+                    .containsExactly("embedded");
+            assertThat(context.getBean(Connector.class).backendName()).isEqualTo("embedded");
         });
     }
 
@@ -132,7 +154,7 @@ class NixlConnectAutoConfigurationTests {
 
         @Bean
         Connector customConnector() {
-            return new Connector(ConnectorOptions.builder().workerId("mine").backend(TransportBackend.EMBEDDED).build());
+            return new Connector(ConnectorOptions.builder().workerId("mine").transports(EmbeddedSettings.defaults()).build());
         }
     }
 

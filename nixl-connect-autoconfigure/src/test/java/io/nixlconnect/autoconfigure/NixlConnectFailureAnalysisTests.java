@@ -14,8 +14,8 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.util.unit.DataSize;
-import java.time.Duration;
+import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.validation.FieldError;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -26,32 +26,93 @@ class NixlConnectFailureAnalysisTests {
             .withConfiguration(AutoConfigurations.of(NixlConnectAutoConfiguration.class));
 
     @Test
-    void invalidPortIsReportedWithItsFix() {
+    void invalidValuesFailBindingThroughBootsValidation() {
         runner.withPropertyValues("nixl.connect.embedded.port=70000").run(context -> {
             assertThat(context).hasFailed();
-            FailureAnalysis analysis = analyze(context.getStartupFailure());
-            assertThat(analysis.getDescription()).contains("nixl.connect.embedded.port = 70000: must be between 0 and 65535");
-            assertThat(analysis.getAction()).contains("nixl.connect.embedded.port: Set 0 to pick a free port");
+            BindValidationException invalid = findCause(context.getStartupFailure(), BindValidationException.class);
+            assertThat(invalid.getValidationErrors().getAllErrors()).singleElement()
+                    .satisfies(error -> assertThat(property(error)).isEqualTo("nixl.connect.embedded.port"))
+                    .satisfies(error -> assertThat(error.getDefaultMessage()).isEqualTo(
+                            "must be between 0 and 65535; 0 picks a free port (the default)"));
         });
     }
 
     @Test
-    void everyInvalidPropertyIsReportedAtOnce() {
-        runner.withPropertyValues("nixl.connect.operation-timeout=0s", "nixl.connect.passive-timeout=-1s",
-                "nixl.connect.limits.max-in-flight-operations=0", "nixl.connect.limits.max-metadata-size=128MB",
-                "nixl.connect.embedded.bind-address= ", "nixl.connect.nixl.backends=",
-                "nixl.connect.cuda.device-id=-1", "nixl.connect.shutdown.grace-period=-5s").run(context -> {
+    void backendKnobsAndTheBackendNameAreValidatedToo() {
+        assertThat(rejected("nixl.connect.backend=rdma")).containsExactly(
+                "nixl.connect.backend: must be one of [auto, nixl, embedded]: auto (NIXL when it loads, else embedded; "
+                        + "the default), nixl or embedded");
+        assertThat(rejected("nixl.connect.embedded.max-connections-per-peer=0")).singleElement().asString()
+                .startsWith("nixl.connect.embedded.maxConnectionsPerPeer: must be at least 1");
+        assertThat(rejected("nixl.connect.nixl.progress-thread-delay=-1ms")).singleElement().asString()
+                .startsWith("nixl.connect.nixl.progressThreadDelay: must be zero or positive when set");
+    }
+
+    /** The properties (as Boot's report names them) and reasons a start-up with these values is refused for. */
+    private java.util.List<String> rejected(String... properties) {
+        java.util.List<String> errors = new java.util.ArrayList<>();
+        runner.withPropertyValues(properties).run(context -> {
             assertThat(context).hasFailed();
-            InvalidNixlConnectPropertiesException invalid = findCause(context.getStartupFailure(),
-                    InvalidNixlConnectPropertiesException.class);
-            assertThat(invalid.violations()).extracting(InvalidNixlConnectPropertiesException.Violation::property)
-                    .containsExactly("nixl.connect.operation-timeout", "nixl.connect.passive-timeout",
-                            "nixl.connect.embedded.bind-address", "nixl.connect.limits.max-in-flight-operations",
-                            "nixl.connect.limits.max-metadata-size", "nixl.connect.nixl.backends",
-                            "nixl.connect.cuda.device-id", "nixl.connect.shutdown.grace-period");
-            assertThat(analyze(context.getStartupFailure()).getDescription())
-                    .contains("nixl.connect.limits.max-metadata-size = 128MB: must be between 1KB and 64MB");
+            BindValidationException invalid = findCause(context.getStartupFailure(), BindValidationException.class);
+            invalid.getValidationErrors().getAllErrors()
+                    .forEach(error -> errors.add(property(error) + ": " + error.getDefaultMessage()));
         });
+        return errors;
+    }
+
+    @Test
+    void everyInvalidPropertyOfAGroupIsReportedAtOnce() {
+        runner.withPropertyValues("nixl.connect.operation-timeout=0s", "nixl.connect.passive-timeout=-1s",
+                "nixl.connect.worker-id= ").run(context -> {
+            assertThat(context).hasFailed();
+            BindValidationException invalid = findCause(context.getStartupFailure(), BindValidationException.class);
+            assertThat(invalid.getValidationErrors().getAllErrors()).extracting(NixlConnectFailureAnalysisTests::property)
+                    .containsExactly("nixl.connect.workerId", "nixl.connect.operationTimeout", "nixl.connect.passiveTimeout");
+        });
+    }
+
+    @Test
+    void everyNestedGroupIsValidated() {
+        String[][] cases = {
+                {"nixl.connect.embedded.bind-address= ", "nixl.connect.embedded.bindAddress"},
+                {"nixl.connect.limits.max-in-flight-operations=0", "nixl.connect.limits.maxInFlightOperations"},
+                {"nixl.connect.limits.max-metadata-size=128MB", "nixl.connect.limits.maxMetadataSize"},
+                {"nixl.connect.nixl.backends=", "nixl.connect.nixl.backends"},
+                {"nixl.connect.cuda.device-id=-1", "nixl.connect.cuda.deviceId"},
+                {"nixl.connect.shutdown.grace-period=-5s", "nixl.connect.shutdown.gracePeriod"}};
+        for (String[] invalidCase : cases) {
+            runner.withPropertyValues(invalidCase[0]).run(context -> {
+                assertThat(context).as(invalidCase[0]).hasFailed();
+                BindValidationException invalid = findCause(context.getStartupFailure(), BindValidationException.class);
+                assertThat(invalid.getValidationErrors().getAllErrors()).as(invalidCase[0])
+                        .extracting(NixlConnectFailureAnalysisTests::property).containsExactly(invalidCase[1]);
+            });
+        }
+    }
+
+    @Test
+    void aBadValueInApplicationYmlIsReportedWithItsOrigin(CapturedOutput output) {
+        failToStart("classpath:invalid-config/nixl-invalid.yml");
+        assertThat(output).contains("APPLICATION FAILED TO START")
+                .contains("Property: nixl.connect.embedded.port")
+                .contains("Value: \"70000\"")
+                .contains("Origin: class path resource [invalid-config/nixl-invalid.yml] - 5:13")
+                .contains("Reason: must be between 0 and 65535; 0 picks a free port (the default)");
+    }
+
+    @Test
+    void aBlankWorkerIdReadsClearly(CapturedOutput output) {
+        failToStart("classpath:invalid-config/nixl-blank-worker-id.yml");
+        assertThat(output).contains("Property: nixl.connect.workerId")
+                .contains("Origin: class path resource [invalid-config/nixl-blank-worker-id.yml] - 3:16")
+                .contains("Reason: must not be blank; remove it to get '<spring.application.name>-<unique suffix>'");
+    }
+
+    private static void failToStart(String configLocation) {
+        SpringApplication application = new SpringApplication(NixlOnly.class);
+        application.setWebApplicationType(WebApplicationType.NONE);
+        assertThatThrownBy(() -> application.run("--spring.config.location=" + configLocation,
+                "--spring.main.banner-mode=off")).isInstanceOf(Exception.class);
     }
 
     @Test
@@ -60,8 +121,11 @@ class NixlConnectFailureAnalysisTests {
             assertThat(context).hasFailed();
             FailureAnalysis analysis = analyze(context.getStartupFailure());
             assertThat(analysis.getDescription())
-                    .startsWith("The NIXL transport was requested (nixl.connect.backend=nixl) but is not available")
-                    .contains("Library path: /nowhere");
+                    .startsWith("nixl.connect.backend is 'nixl', but NIXL could not be loaded:")
+                    .contains("nixl.connect.nixl.library-path: /nowhere")
+                    .contains("nixl.connect.nixl.plugin-directory: not set");
+            assertThat(analysis.getDescription().lines()).hasSizeLessThanOrEqualTo(5)
+                    .allSatisfy(line -> assertThat(line).hasSizeLessThanOrEqualTo(320));
             assertThat(analysis.getAction()).contains("nixl.connect.nixl.library-path")
                     .contains("nixl.connect.backend=auto");
         });
@@ -87,28 +151,24 @@ class NixlConnectFailureAnalysisTests {
     }
 
     @Test
-    void springApplicationPrintsTheReport(CapturedOutput output) {
-        SpringApplication application = new SpringApplication(NixlOnly.class);
-        application.setWebApplicationType(WebApplicationType.NONE);
-        assertThatThrownBy(() -> application.run("--nixl.connect.embedded.port=-1", "--spring.main.banner-mode=off"))
-                .isInstanceOf(Exception.class);
-        assertThat(output).contains("APPLICATION FAILED TO START")
-                .contains("Invalid nixl-connect configuration:\n  - nixl.connect.embedded.port = -1: must be between 0 and 65535")
-                .contains("nixl.connect.embedded.port: Set 0 to pick a free port");
-    }
-
-    @Test
-    void formatsValuesAsPropertiesWriteThem() {
-        assertThat(NixlConnectFailureAnalyzer.format(Duration.ofSeconds(-5))).isEqualTo("-5s");
-        assertThat(NixlConnectFailureAnalyzer.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
-        assertThat(NixlConnectFailureAnalyzer.format(DataSize.ofMegabytes(128))).isEqualTo("128MB");
-        assertThat(NixlConnectFailureAnalyzer.format(DataSize.ofBytes(512))).isEqualTo("512B");
-        assertThat(NixlConnectFailureAnalyzer.format(null)).isEqualTo("null");
+    void longLoaderMessagesAreSummarised() {
+        String jna = "Unable to load library 'nixl_capi': Native library (linux-x86-64/libnixl_capi.so) not found in "
+                + "resource path ([file:/a/very/long/path/one.jar, file:/a/very/long/path/two.jar, file:/three.jar])"
+                + "\nsecond line";
+        assertThat(NixlConnectFailureAnalyzer.summary(jna)).isEqualTo(
+                "Unable to load library 'nixl_capi': Native library (linux-x86-64/libnixl_capi.so) not found in "
+                        + "resource path ([...])");
+        assertThat(NixlConnectFailureAnalyzer.summary("x".repeat(1000))).hasSize(300).endsWith("...");
     }
 
     @Configuration(proxyBeanMethods = false)
     @ImportAutoConfiguration(NixlConnectAutoConfiguration.class)
     static class NixlOnly {
+    }
+
+    /** The property an error is about, as Boot's report names it. */
+    private static String property(org.springframework.validation.ObjectError error) {
+        return error.getObjectName() + "." + ((FieldError) error).getField();
     }
 
     private static FailureAnalysis analyze(Throwable failure) {

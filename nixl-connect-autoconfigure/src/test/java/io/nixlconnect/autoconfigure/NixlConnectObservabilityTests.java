@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
@@ -15,8 +14,19 @@ import io.nixlconnect.OperationStatus;
 import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransferException;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.autoconfigure.health.NixlConnectHealthAutoConfiguration;
+import io.nixlconnect.autoconfigure.health.NixlConnectHealthIndicator;
+import io.nixlconnect.autoconfigure.observation.DefaultNixlTransferObservationConvention;
+import io.nixlconnect.autoconfigure.observation.NixlConnectMeterBinder;
+import io.nixlconnect.autoconfigure.observation.NixlConnectMetricsAutoConfiguration;
+import io.nixlconnect.autoconfigure.observation.NixlConnectObservationAutoConfiguration;
+import io.nixlconnect.autoconfigure.observation.NixlTransferContext;
+import io.nixlconnect.autoconfigure.observation.NixlTransferObservationConvention;
+import io.nixlconnect.autoconfigure.observation.NixlTransferObservations;
+import io.micrometer.common.KeyValues;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -27,6 +37,7 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -38,13 +49,14 @@ class NixlConnectObservabilityTests {
             NixlConnectAutoConfiguration.class, NixlConnectHealthAutoConfiguration.class,
             NixlConnectMetricsAutoConfiguration.class, NixlConnectObservationAutoConfiguration.class,
             HealthContributorAutoConfiguration.class, MetricsAutoConfiguration.class,
-            CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+            CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+            ObservationAutoConfiguration.class))
             // The peer below is embedded; 'auto' would pick NIXL where it loads (CI), and the two could not talk.
             .withPropertyValues("nixl.connect.backend=embedded");
 
     /** The other worker: a plain core connector, as a peer process would have. */
     private final Connector peer = new Connector(ConnectorOptions.builder().workerId("peer")
-            .backend(TransportBackend.EMBEDDED).build());
+            .transports(EmbeddedSettings.defaults()).build());
 
     @AfterEach
     void closePeer() {
@@ -54,15 +66,34 @@ class NixlConnectObservabilityTests {
     @Test
     void integrationsAreOnWhenTheirModulesArePresent() {
         runner.run(context -> assertThat(context).hasBean("nixlHealthIndicator")
-                .hasSingleBean(NixlConnectMetrics.class).doesNotHaveBean(NixlConnectObservations.class));
+                .hasSingleBean(NixlConnectMeterBinder.class).hasSingleBean(NixlTransferObservations.class));
     }
 
     @Test
     void disabledTurnsOffTheIntegrationsToo() {
         runner.withBean(TestObservationRegistry.class, TestObservationRegistry::create)
                 .withPropertyValues("nixl.connect.enabled=false").run(context -> assertThat(context)
-                        .doesNotHaveBean("nixlHealthIndicator").doesNotHaveBean(NixlConnectMetrics.class)
-                        .doesNotHaveBean(NixlConnectObservations.class).doesNotHaveBean(Connector.class));
+                        .doesNotHaveBean("nixlHealthIndicator").doesNotHaveBean(NixlConnectMeterBinder.class)
+                        .doesNotHaveBean(NixlTransferObservations.class).doesNotHaveBean(Connector.class));
+    }
+
+    @Test
+    void healthIsOutOfServiceAtTheInFlightLimitAndUpAgainBelowIt() {
+        runner.withPropertyValues("nixl.connect.limits.max-in-flight-operations=2").run(context -> {
+            NixlConnectHealthIndicator indicator = context.getBean("nixlHealthIndicator", NixlConnectHealthIndicator.class);
+            NixlTransfers transfers = context.getBean(NixlTransfers.class);
+            ReadableOperation first = transfers.publish(new byte[8]);
+            assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
+            ReadableOperation second = transfers.publish(new byte[8]);
+            Health full = indicator.health(true);
+            assertThat(full.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+            assertThat(full.getDetails()).containsEntry("inFlightOperations", 2).containsEntry("maxInFlightOperations", 2)
+                    .containsEntry("reason", "at capacity: 2 of at most 2 operations in flight "
+                            + "(nixl.connect.limits.max-in-flight-operations)");
+            second.close();
+            assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
+            first.close();
+        });
     }
 
     @Test
@@ -79,14 +110,14 @@ class NixlConnectObservabilityTests {
                 .withClassLoader(new FilteredClassLoader(MeterRegistry.class, ObservationRegistry.class,
                         org.springframework.boot.health.contributor.HealthIndicator.class))
                 .run(context -> assertThat(context).hasSingleBean(Connector.class)
-                        .doesNotHaveBean("nixlHealthIndicator").doesNotHaveBean(NixlConnectMetrics.class)
-                        .doesNotHaveBean(NixlConnectObservations.class));
+                        .doesNotHaveBean("nixlHealthIndicator").doesNotHaveBean(NixlConnectMeterBinder.class)
+                        .doesNotHaveBean(NixlTransferObservations.class));
     }
 
     @Test
     void userDefinedIntegrationBeansWin() {
         runner.withUserConfiguration(UserIntegrations.class).run(context -> {
-            assertThat(context.getBeanNamesForType(NixlConnectMetrics.class)).containsExactly("myMetrics");
+            assertThat(context.getBeanNamesForType(NixlConnectMeterBinder.class)).containsExactly("myMetrics");
             assertThat(context.getBean("nixlHealthIndicator")).isInstanceOf(FixedHealth.class);
         });
     }
@@ -125,24 +156,69 @@ class NixlConnectObservabilityTests {
     }
 
     @Test
-    void completedTransfersAreCountedAndTimedByKindRoleAndDevice() {
+    void completedTransfersAreTimedOnceAndTheirBytesCountedByKindRoleAndDevice() {
         runner.run(context -> {
             MeterRegistry registry = context.getBean(MeterRegistry.class);
             NixlTransfers transfers = context.getBean(NixlTransfers.class);
             ReadableOperation published = transfers.publish(new byte[1000]);
             assertThat(registry.get("nixl.operations.active").gauge().value()).isEqualTo(1.0);
             assertThat(registry.get("nixl.memory.registered").gauge().value()).isEqualTo(1000.0);
+            assertThat(registry.get("nixl.transfer.active").longTaskTimer().activeTasks()).isEqualTo(1);
             readFromPeer(published);
             transfers.await(published);
 
             assertThat(registry.get("nixl.transfer.bytes").tags("kind", "read", "role", "passive", "device", "cpu")
                     .counter().count()).isEqualTo(1000.0);
-            assertThat(registry.get("nixl.operations").tags("kind", "read", "role", "passive", "device", "cpu",
-                    "outcome", "complete").counter().count()).isEqualTo(1.0);
-            assertThat(registry.get("nixl.operation.duration").tags("outcome", "complete").timer().count()).isEqualTo(1);
-            assertThat(registry.find("nixl.errors").counters()).isEmpty();
+            assertThat(registry.get("nixl.transfer").tags("kind", "read", "role", "passive", "device", "cpu",
+                    "backend", "embedded", "outcome", "complete", "plugin", "none", "error", "none").timer().count())
+                    .isEqualTo(1);
+            // One timing series per operation: the peer's read is not this registry's, so exactly one timer.
+            assertThat(registry.find("nixl.transfer").timers()).hasSize(1);
             assertThat(registry.get("nixl.operations.active").gauge().value()).isZero();
             assertThat(registry.get("nixl.memory.registered").gauge().value()).isZero();
+            assertThat(registry.get("nixl.transfer.active").longTaskTimer().activeTasks()).isZero();
+        });
+    }
+
+    @Test
+    void meterNamesAreExactlyThoseDocumentedInObservabilityMd() throws Exception {
+        String doc = java.nio.file.Files.readString(java.nio.file.Path.of("../docs/observability.md"));
+        java.util.Set<String> documented = new java.util.TreeSet<>();
+        java.util.regex.Matcher row = java.util.regex.Pattern.compile("(?m)^\\| `(nixl\\.[a-z.]+)` \\| (counter|gauge|timer|long-task timer)")
+                .matcher(doc);
+        while (row.find()) {
+            documented.add(row.group(1));
+        }
+        runner.run(context -> {
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            NixlTransfers transfers = context.getBean(NixlTransfers.class);
+            ReadableOperation published = transfers.publish(new byte[8]);
+            readFromPeer(published);
+            transfers.await(published);
+            java.util.Set<String> registered = new java.util.TreeSet<>();
+            registry.getMeters().stream().map(meter -> meter.getId().getName())
+                    .filter(name -> name.startsWith("nixl.")).forEach(registered::add);
+            assertThat(registered).isEqualTo(documented);
+            // and each meter's tag keys are those the page lists for it
+            for (var meter : registry.getMeters()) {
+                String name = meter.getId().getName();
+                if (!name.startsWith("nixl.")) {
+                    continue;
+                }
+                java.util.regex.Matcher tags = java.util.regex.Pattern.compile("(?m)^\\| `" + java.util.regex.Pattern.quote(name)
+                        + "` \\| [^|]+ \\| ([^|]*) \\|").matcher(doc);
+                assertThat(tags.find()).as("row of %s", name).isTrue();
+                java.util.Set<String> documentedTags = new java.util.TreeSet<>();
+                for (String tag : tags.group(1).split(",")) {
+                    String trimmed = tag.trim().replace("`", "");
+                    if (!trimmed.isEmpty() && !trimmed.equals("–")) {
+                        documentedTags.add(trimmed);
+                    }
+                }
+                java.util.Set<String> actualTags = new java.util.TreeSet<>();
+                meter.getId().getTags().forEach(tag -> actualTags.add(tag.getKey()));
+                assertThat(actualTags).as("tags of %s", name).isEqualTo(documentedTags);
+            }
         });
     }
 
@@ -156,14 +232,16 @@ class NixlConnectObservabilityTests {
                 assertThat(read).containsExactly(1, 2, 3, 4);
                 readable.waitForCompletion(Duration.ofSeconds(10));
             }
-            assertThat(registry.get("nixl.transfer.bytes").tags("role", "active", "kind", "read").counter().count())
+            assertThat(registry.get("nixl.transfer.bytes").tags("role", "active", "kind", "read", "device", "cpu").counter().count())
                     .isEqualTo(4.0);
+            assertThat(registry.get("nixl.transfer").tags("role", "active", "outcome", "complete").timer().count())
+                    .isEqualTo(1);
             assertThat(registry.get("nixl.remote.agents").gauge().value()).isGreaterThanOrEqualTo(0.0);
         });
     }
 
     @Test
-    void timeoutsAreErrorsTaggedWithTheCauseAndCancellationsAreNot() {
+    void timeoutsCarryTheErrorTypeAndCancellationsAreNotErrors() {
         runner.withPropertyValues("nixl.connect.passive-timeout=100ms").run(context -> {
             MeterRegistry registry = context.getBean(MeterRegistry.class);
             NixlTransfers transfers = context.getBean(NixlTransfers.class);
@@ -173,22 +251,36 @@ class NixlConnectObservabilityTests {
             ReadableOperation cancelled = transfers.publish(new byte[8]);
             cancelled.close();
 
-            assertThat(registry.get("nixl.operations").tags("outcome", "timeout").counter().count()).isEqualTo(1.0);
-            assertThat(registry.get("nixl.operations").tags("outcome", "cancelled").counter().count()).isEqualTo(1.0);
-            assertThat(registry.get("nixl.errors").tags("cause", "TransferTimeoutException", "role", "passive")
-                    .counter().count()).isEqualTo(1.0);
-            assertThat(registry.find("nixl.errors").counters()).hasSize(1);
-            assertThat(registry.find("nixl.transfer.bytes").counters()).isEmpty();
+            assertThat(registry.get("nixl.transfer").tags("outcome", "timeout", "error", "TransferTimeoutException")
+                    .timer().count()).isEqualTo(1);
+            assertThat(registry.get("nixl.transfer").tags("outcome", "cancelled", "error", "none").timer().count())
+                    .isEqualTo(1);
+            assertThat(registry.find("nixl.transfer.bytes").counters()).allSatisfy(c -> assertThat(c.count()).isZero());
         });
     }
 
     @Test
     void durationPercentilesFollowBootsDistributionProperties() {
-        runner.withPropertyValues("management.metrics.distribution.percentiles.nixl.operation.duration=0.5,0.99").run(context -> {
+        runner.withPropertyValues("management.metrics.distribution.percentiles.nixl.transfer=0.5,0.99").run(context -> {
             MeterRegistry registry = context.getBean(MeterRegistry.class);
             context.getBean(NixlTransfers.class).publish(new byte[8]).close();
-            var snapshot = registry.get("nixl.operation.duration").timer().takeSnapshot();
+            var snapshot = registry.get("nixl.transfer").timer().takeSnapshot();
             assertThat(snapshot.percentileValues()).hasSize(2);
+        });
+    }
+
+    @Test
+    void aConventionBeanReplacesTheDefaultNamesAndTags() {
+        runner.withBean(NixlTransferObservationConvention.class, () -> new DefaultNixlTransferObservationConvention() {
+            @Override
+            public KeyValues getLowCardinalityKeyValues(NixlTransferContext context) {
+                return super.getLowCardinalityKeyValues(context).and("tenant", "blue");
+            }
+        }).run(context -> {
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            context.getBean(NixlTransfers.class).publish(new byte[8]).close();
+            assertThat(registry.get("nixl.transfer").tags("tenant", "blue", "outcome", "cancelled").timer().count())
+                    .isEqualTo(1);
         });
     }
 
@@ -206,8 +298,9 @@ class NixlConnectObservabilityTests {
                     .hasNumberOfObservationsWithNameEqualTo("nixl.transfer", 2)
                     .forAllObservationsWithNameEqualTo("nixl.transfer", observation -> observation
                             .hasLowCardinalityKeyValue("kind", "read").hasLowCardinalityKeyValue("role", "passive")
-                            .hasLowCardinalityKeyValue("device", "cpu").hasHighCardinalityKeyValue("nixl.bytes", "16")
-                            .hasLowCardinalityKeyValue("backend", "none")) // the passive side does not learn the path
+                            .hasLowCardinalityKeyValue("device", "cpu").hasLowCardinalityKeyValue("backend", "embedded")
+                            .hasLowCardinalityKeyValue("plugin", "none") // the passive side does not learn the path
+                            .hasHighCardinalityKeyValue("nixl.bytes", "16"))
                     .hasHandledContextsThatSatisfy(contexts -> assertThat(contexts)
                             .extracting(c -> c.getLowCardinalityKeyValue("outcome").getValue())
                             .containsExactly("complete", "cancelled"))
@@ -216,7 +309,7 @@ class NixlConnectObservabilityTests {
     }
 
     @Test
-    void anActiveOperationsObservationSaysWhichBackendMovedTheBytes() {
+    void anActiveOperationsObservationSaysWhichPluginMovedTheBytes() {
         runner.withBean(TestObservationRegistry.class, TestObservationRegistry::create).run(context -> {
             TestObservationRegistry observations = context.getBean(TestObservationRegistry.class);
             try (Descriptor source = new Descriptor(new byte[] {1, 2, 3, 4});
@@ -226,7 +319,8 @@ class NixlConnectObservabilityTests {
             }
             TestObservationRegistryAssert.assertThat(observations)
                     .hasObservationWithNameEqualTo("nixl.transfer").that()
-                    .hasLowCardinalityKeyValue("role", "active").hasLowCardinalityKeyValue("backend", "tcp");
+                    .hasLowCardinalityKeyValue("role", "active").hasLowCardinalityKeyValue("backend", "embedded")
+                    .hasLowCardinalityKeyValue("plugin", "tcp");
         });
     }
 
@@ -250,7 +344,7 @@ class NixlConnectObservabilityTests {
         }
     }
 
-    private static void awaitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void awaitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime()).as("condition within 5s").isLessThan(deadline);
@@ -270,8 +364,8 @@ class NixlConnectObservabilityTests {
     static class UserIntegrations {
 
         @Bean
-        NixlConnectMetrics myMetrics(Connector connector) {
-            return new NixlConnectMetrics(connector, new SimpleMeterRegistry());
+        NixlConnectMeterBinder myMetrics(Connector connector) {
+            return new NixlConnectMeterBinder(connector);
         }
 
         @Bean

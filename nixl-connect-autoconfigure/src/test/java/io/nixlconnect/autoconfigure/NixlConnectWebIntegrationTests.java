@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadableOperation;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,7 +34,7 @@ import org.springframework.web.client.RestClient;
  * move the bytes over the embedded transport; the server's actuator then shows health and metrics.
  */
 @SpringBootTest(classes = NixlConnectWebIntegrationTests.ServerApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-        properties = {"spring.application.name=server", "nixl.connect.backend=embedded", "management.endpoints.web.exposure.include=health,metrics",
+        properties = {"spring.application.name=server", "nixl.connect.backend=embedded", "management.endpoints.web.exposure.include=health,metrics,prometheus",
                 "management.endpoint.health.show-details=always"})
 class NixlConnectWebIntegrationTests {
 
@@ -106,16 +108,25 @@ class NixlConnectWebIntegrationTests {
         assertThat(measurement("nixl.transfer.bytes", "role:passive")).isEqualTo(1024.0);
         assertThat(measurement("nixl.transfer.bytes", "role:active")).isEqualTo(2048.0);
         assertThat(measurement("nixl.transfer.bytes", null)).isEqualTo(3072.0);
-        assertThat(measurement("nixl.operations", "outcome:complete")).isEqualTo(2.0);
-        assertThat(measurement("nixl.operation.duration", "outcome:complete")).isEqualTo(2.0);
+        assertThat(measurement("nixl.transfer", "outcome:complete")).isEqualTo(2.0);
         assertThat(measurement("nixl.operations.active", null)).isZero();
+
+        // Prometheus (the server: it published one buffer and read one): each operation is one timing series
+        // (nixl_transfer_seconds); nothing else times or counts it.
+        String scrape = http.get().uri("/actuator/prometheus").retrieve().body(String.class);
+        java.util.List<String> nixlSeries = scrape.lines().filter(line -> line.startsWith("nixl_")).toList();
+        assertThat(nixlSeries.stream().filter(line -> line.startsWith("nixl_transfer_seconds_count{"))).containsExactlyInAnyOrder(
+                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",outcome=\"complete\",role=\"active\"} 1",
+                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",outcome=\"complete\",role=\"passive\"} 1");
+        assertThat(nixlSeries).allSatisfy(line -> assertThat(line).matches(
+                "nixl_(transfer_seconds|transfer_active_seconds|transfer_bytes_total|operations_active|memory_registered_bytes|remote_agents)(_count|_sum|_max)?[{ ].*"));
     }
 
     /** The first measurement (COUNT for counters, timers; VALUE for gauges) of a meter on the server. */
     private double measurement(String meter, String tag) {
         String uri = "/actuator/metrics/" + meter + (tag == null ? "" : "?tag=" + tag);
         Map<String, Object> body = http.get().uri(uri).retrieve().body(JSON_OBJECT);
-        Map<?, ?> first = (Map<?, ?>) ((java.util.List<?>) body.get("measurements")).get(0);
+        Map<?, ?> first = (Map<?, ?>) ((List<?>) body.get("measurements")).get(0);
         return ((Number) first.get("value")).doubleValue();
     }
 
@@ -157,7 +168,7 @@ class NixlConnectWebIntegrationTests {
         @PostMapping("/pull")
         Map<String, Object> pull(@RequestBody RdmaMetadata metadata) {
             byte[] bytes = transfers.readBytes(metadata);
-            return Map.of("bytes", bytes.length, "matches", java.util.Arrays.equals(bytes, pattern(bytes.length)));
+            return Map.of("bytes", bytes.length, "matches", Arrays.equals(bytes, pattern(bytes.length)));
         }
 
         @PostMapping("/echo")

@@ -4,18 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nixlconnect.Connector;
+import io.nixlconnect.ConnectorClosedException;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.OperationStatus;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.TransferTimeoutException;
+import io.nixlconnect.WaitTimeoutException;
 import io.nixlconnect.WritableOperation;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
@@ -127,7 +129,7 @@ class NixlTransfersAndLifecycleTests {
         runner.withPropertyValues("nixl.connect.operation-timeout=100ms").run(context -> {
             NixlTransfers transfers = context.getBean(NixlTransfers.class);
             try (ReadableOperation unread = transfers.publish(new byte[4])) {
-                assertThatThrownBy(() -> transfers.await(unread)).isInstanceOf(TransferTimeoutException.class)
+                assertThatThrownBy(() -> transfers.await(unread)).isInstanceOf(WaitTimeoutException.class)
                         .hasMessageContaining("PT0.1S");
                 assertThat(unread.status()).isEqualTo(OperationStatus.INITIALIZED);
             }
@@ -143,7 +145,7 @@ class NixlTransfersAndLifecycleTests {
                     ((ConfigurableApplicationContext) producer.getSourceApplicationContext())::close);
             awaitUntil(() -> !connector.isAccepting());
             assertThatThrownBy(() -> connector.createReadable(Descriptor.allocate(1)))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("shutting down");
+                    .isInstanceOf(ConnectorClosedException.class).hasMessageContaining("shutting down");
 
             try (Descriptor target = Descriptor.allocate(2);
                  ReadOperation read = consumer.getBean(Connector.class).beginRead(published.metadata(), target)) {
@@ -193,7 +195,7 @@ class NixlTransfersAndLifecycleTests {
         });
     }
 
-    private static void awaitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void awaitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime()).as("condition within 5s").isLessThan(deadline);

@@ -1,7 +1,11 @@
 package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.ConnectorOptions;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.transport.TransportSettings;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
+import java.nio.file.Path;
+import java.util.Locale;
 
 /**
  * Connector options both benchmark JVMs share. The NIXL library directory comes from
@@ -24,11 +28,20 @@ final class BenchmarkOptions {
         return configured == null || configured.isBlank() ? null : configured;
     }
 
-    static ConnectorOptions.Builder connector(String workerId, TransportBackend backend) {
-        ConnectorOptions.Builder builder = ConnectorOptions.builder().workerId(workerId).backend(backend);
-        if (backend == TransportBackend.NIXL) {
-            builder.nixlLibraryPath(nixlLibraryDir());
+    /** The transport named {@code backend} ({@code embedded} or {@code nixl}, any case), NIXL from {@link #nixlLibraryDir()}. */
+    static TransportSettings transport(String backend) {
+        String name = backend.toLowerCase(Locale.ROOT);
+        if (name.equals(NixlSettings.NAME)) {
+            String dir = nixlLibraryDir();
+            return NixlSettings.defaults().withLibraryDir(dir == null ? null : Path.of(dir));
         }
-        return builder;
+        if (name.equals(EmbeddedSettings.NAME)) {
+            return EmbeddedSettings.defaults();
+        }
+        throw new IllegalArgumentException("backend must be embedded or nixl, was " + backend);
+    }
+
+    static ConnectorOptions.Builder connector(String workerId, String backend) {
+        return ConnectorOptions.builder().workerId(workerId).transports(transport(backend));
     }
 }

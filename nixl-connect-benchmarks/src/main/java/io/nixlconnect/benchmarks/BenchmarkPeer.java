@@ -2,8 +2,9 @@ package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.TransportBackend;
 import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -19,8 +20,8 @@ public final class BenchmarkPeer {
     }
 
     public static void main(String[] args) throws Exception {
-        TransportBackend backend = TransportBackend.valueOf(args.length > 0 ? args[0] : "EMBEDDED");
-        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+        String backend = args.length > 0 ? args[0] : "embedded";
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         BenchmarkBuffer buffer = null;
         try (Connector connector = new Connector(BenchmarkOptions.connector("bench-peer", backend).build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {

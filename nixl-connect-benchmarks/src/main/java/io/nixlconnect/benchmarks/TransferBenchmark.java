@@ -3,7 +3,6 @@ package io.nixlconnect.benchmarks;
 import io.nixlconnect.Connector;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.RdmaMetadata;
-import io.nixlconnect.TransportBackend;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -43,7 +42,7 @@ public final class TransferBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        TransportBackend backend = TransportBackend.valueOf(args.length > 0 ? args[0] : "EMBEDDED");
+        String backend = args.length > 0 ? args[0] : "embedded";
         long maxSize = args.length > 1 ? Long.parseLong(args[1]) : 1L << 30;
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path")));
@@ -52,7 +51,7 @@ public final class TransferBenchmark {
             command.add("-D" + BenchmarkOptions.LIBRARY_PATH_PROPERTY + "=" + BenchmarkOptions.nixlLibraryDir());
         }
         command.add(BenchmarkPeer.class.getName());
-        command.add(backend.name());
+        command.add(backend);
         Process peer = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try (Connector connector = new Connector(BenchmarkOptions.connector("bench-reader", backend).build())) {
             TransferBenchmark bench = new TransferBenchmark(peer);

@@ -1,5 +1,6 @@
 package io.nixlconnect.cuda;
 
+import com.sun.jna.Native;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -196,7 +197,7 @@ final class CudaDriver {
                     () -> JCudaDriver.cuMemHostAlloc(pointer, bytes, JCudaDriver.CU_MEMHOSTALLOC_PORTABLE));
             return pointer.address();
         }
-        long address = com.sun.jna.Native.malloc(bytes);
+        long address = Native.malloc(bytes);
         if (address == 0) {
             throw new OutOfMemoryError("malloc of " + bytes + " bytes for pinned host memory failed");
         }
@@ -204,7 +205,7 @@ final class CudaDriver {
             check("cuMemHostRegister(" + bytes + " bytes)", () -> JCudaDriver.cuMemHostRegister(
                     new HostPointer(address), bytes, JCudaDriver.CU_MEMHOSTREGISTER_PORTABLE));
         } catch (RuntimeException e) {
-            com.sun.jna.Native.free(address);
+            Native.free(address);
             throw e;
         }
         return address;
@@ -216,7 +217,7 @@ final class CudaDriver {
             check("cuMemFreeHost", () -> JCudaDriver.cuMemFreeHost(new HostPointer(address)));
         } else {
             check("cuMemHostUnregister", () -> JCudaDriver.cuMemHostUnregister(new HostPointer(address)));
-            com.sun.jna.Native.free(address);
+            Native.free(address);
         }
     }
 

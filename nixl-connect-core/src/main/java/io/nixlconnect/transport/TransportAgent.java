@@ -6,16 +6,21 @@ import java.util.Map;
 /**
  * One transport endpoint: registers local memory, publishes metadata, loads peers and moves bytes.
  *
- * <p>Reference counting of registrations and remote agents is the caller's business (the connector
- * caches both); an agent simply does what it is told, and releases everything on {@link #close()}.
+ * <p>Reference counting of memory registrations is the caller's business (the connector caches them). Peers are
+ * the agent's: it decides how long a loaded peer stays loaded, and releases everything on {@link #close()}.
  */
 public interface TransportAgent extends AutoCloseable {
 
     /** The agent's name, unique among the peers it talks to. */
     String name();
 
-    /** Details for health reports: endpoint, plugins, counters. Never null. */
+    /** Details for health reports: the backend's own counters and settings. Never null; no null values. */
     Map<String, Object> details();
+
+    /** {@code host:port} peers connect to, where the backend has one address; {@code null} otherwise. */
+    default String endpoint() {
+        return null;
+    }
 
     /** Whether the agent is alive and able to serve peers (its listener runs, its progress thread runs). */
     boolean isServing();
@@ -34,15 +39,18 @@ public interface TransportAgent extends AutoCloseable {
     byte[] localMetadata();
 
     /**
-     * Loads a peer from its metadata, so transfers can target it.
+     * Loads a peer from its metadata, so transfers can target it. Idempotent and cheap when the same metadata is
+     * already loaded; metadata that changed (the peer restarted) replaces the peer of that name. The agent owns
+     * the peer's lifetime: it keeps it loaded at least while transfers to it are in flight, and unloads it when it
+     * chooses (at {@link #close()} at the latest); a caller only loads, before every transfer.
      *
      * @return the peer's agent name, as {@link #postTransfer} takes it
      * @throws TransportException if the metadata is not this backend's or is malformed
      */
     String loadRemoteAgent(byte[] metadata);
 
-    /** Forgets a peer loaded with {@link #loadRemoteAgent}. Unknown names are ignored. */
-    void unloadRemoteAgent(String remoteAgentName);
+    /** Peers loaded now. */
+    int remoteAgentCount();
 
     /**
      * Posts one transfer of descriptor-list pairs; {@code local.get(i)} pairs with {@code remote.get(i)}

@@ -5,8 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.sun.jna.Native;
+import com.sun.jna.Pointer;
+import io.nixlconnect.TestTags;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -15,9 +19,11 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Real allocations and copies; skipped, with the reason, on machines without a usable GPU. */
+@Tag(TestTags.GPU)
 class CudaMemoryGpuTest {
 
     private static final int SIZE = 3 * 1024 * 1024 + 17; // odd on purpose: no alignment luck
@@ -71,8 +77,8 @@ class CudaMemoryGpuTest {
             buffer.copyFrom(data, 100, 500, 1000);
             byte[] back = new byte[700];
             buffer.copyTo(1000, back, 200, 500);
-            assertThat(java.util.Arrays.copyOfRange(back, 200, 700))
-                    .isEqualTo(java.util.Arrays.copyOfRange(data, 100, 600));
+            assertThat(Arrays.copyOfRange(back, 200, 700))
+                    .isEqualTo(Arrays.copyOfRange(data, 100, 600));
         }
     }
 
@@ -267,7 +273,7 @@ class CudaMemoryGpuTest {
 
     /** Ordinary (pageable) native memory, for contrast with device and pinned memory. */
     private static long addressOf(ByteBuffer direct) {
-        return com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(direct));
+        return Pointer.nativeValue(Native.getDirectBufferPointer(direct));
     }
 
     private static byte[] bytesOf(ByteBuffer buffer) {

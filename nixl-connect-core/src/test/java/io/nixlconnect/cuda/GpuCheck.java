@@ -1,8 +1,11 @@
 package io.nixlconnect.cuda;
 
+import com.sun.jna.Pointer;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -129,7 +132,7 @@ public final class GpuCheck {
     /** Moves a GPU buffer into another through two connectors on the embedded transport; returns GB/s. */
     private static String connectorTransfer(CudaMemory cuda, int sourceId, int targetId, long bytes, boolean read) {
         io.nixlconnect.ConnectorOptions.Builder options = io.nixlconnect.ConnectorOptions.builder()
-                .backend(io.nixlconnect.TransportBackend.EMBEDDED);
+                .transports(EmbeddedSettings.defaults());
         try (io.nixlconnect.Connector passive = new io.nixlconnect.Connector(options.workerId("gpu-passive").build());
              io.nixlconnect.Connector active = new io.nixlconnect.Connector(options.workerId("gpu-active").build());
              CudaDeviceBuffer source = cuda.allocate(sourceId, bytes);
@@ -142,12 +145,12 @@ public final class GpuCheck {
             long start = System.nanoTime();
             if (read) {
                 io.nixlconnect.ReadableOperation readable = passive.createReadable(from);
-                active.beginRead(readable.metadata(), to).waitForCompletion(java.time.Duration.ofMinutes(2));
-                readable.waitForCompletion(java.time.Duration.ofMinutes(2));
+                active.beginRead(readable.metadata(), to).waitForCompletion(Duration.ofMinutes(2));
+                readable.waitForCompletion(Duration.ofMinutes(2));
             } else {
                 io.nixlconnect.WritableOperation writable = passive.createWritable(to);
-                active.beginWrite(from, writable.metadata()).waitForCompletion(java.time.Duration.ofMinutes(2));
-                writable.waitForCompletion(java.time.Duration.ofMinutes(2));
+                active.beginWrite(from, writable.metadata()).waitForCompletion(Duration.ofMinutes(2));
+                writable.waitForCompletion(Duration.ofMinutes(2));
             }
             long elapsed = System.nanoTime() - start;
             ByteBuffer actual = ByteBuffer.allocateDirect((int) bytes);
@@ -200,7 +203,7 @@ public final class GpuCheck {
     }
 
     private static ByteBuffer region(PinnedHostBuffer buffer, long offset, int length) {
-        return new com.sun.jna.Pointer(buffer.address()).getByteBuffer(offset, length);
+        return new Pointer(buffer.address()).getByteBuffer(offset, length);
     }
 
     private static String arrayRoundTrip(CudaMemory cuda, int deviceId, int bytes) {

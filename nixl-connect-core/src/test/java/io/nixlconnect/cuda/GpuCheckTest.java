@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.TestTags;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The stand-alone check's outcome: "no GPU" here, every verdict passing on a GPU machine. */
+@Tag(TestTags.GPU)
 class GpuCheckTest {
 
     @Test

@@ -6,8 +6,8 @@ import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.OperationStatus;
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.TransportBackend;
 import io.nixlconnect.autoconfigure.NixlTransfers;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -33,14 +33,13 @@ class NixlConnectStarterTests {
         assertThat(connector.isServing()).isTrue();
         // backend 'auto': NIXL where its library loads (CI fetches one), the embedded transport elsewhere.
         assertThat(connector.backendName()).isIn("embedded", "nixl");
-        assertThat(connector.options().bindAddress()).isEqualTo("127.0.0.1");
+        assertThat(connector.options().transport(EmbeddedSettings.class).orElseThrow().bindAddress()).isEqualTo("127.0.0.1");
         // No actuator or Micrometer here: the optional integrations stay out of the way.
         assertThat(context.containsBean("nixlHealthIndicator")).isFalse();
         assertThat(context.containsBean("nixlConnectMetrics")).isFalse();
 
         // The peer chooses the way the starter did ('auto'), so both ends speak the same transport.
-        try (Connector peer = new Connector(ConnectorOptions.builder().workerId("starter-peer")
-                .backend(TransportBackend.AUTO).build())) {
+        try (Connector peer = new Connector(ConnectorOptions.builder().workerId("starter-peer").build())) {
             ReadableOperation published = transfers.publish(new byte[] {10, 20, 30});
             byte[] read = new NixlTransfers(peer, connector.options().operationTimeout()).readBytes(published.metadata());
             assertThat(read).containsExactly(10, 20, 30);

@@ -1,7 +1,11 @@
 package io.nixlconnect.sample;
 
+import io.nixlconnect.ConnectorClosedException;
+import io.nixlconnect.NixlConnectException;
+import io.nixlconnect.TooManyOperationsException;
 import io.nixlconnect.TransferException;
 import io.nixlconnect.TransferTimeoutException;
+import io.nixlconnect.WaitTimeoutException;
 import java.util.List;
 import java.util.NoSuchElementException;
 import org.slf4j.Logger;
@@ -95,8 +99,15 @@ public class ProducerController {
         return ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, e.getMessage());
     }
 
-    @ExceptionHandler(TransferTimeoutException.class)
-    ProblemDetail timeout(TransferTimeoutException e) {
+    /** At capacity or shutting down: try again later (or elsewhere). */
+    @ExceptionHandler({TooManyOperationsException.class, ConnectorClosedException.class})
+    ProblemDetail atCapacity(NixlConnectException e) {
+        return ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, e.getMessage());
+    }
+
+    /** The peer did not read in time: the wait gave up, or the operation hit its own time limit. */
+    @ExceptionHandler({WaitTimeoutException.class, TransferTimeoutException.class})
+    ProblemDetail timeout(NixlConnectException e) {
         return ProblemDetail.forStatusAndDetail(HttpStatus.GATEWAY_TIMEOUT, e.getMessage());
     }
 

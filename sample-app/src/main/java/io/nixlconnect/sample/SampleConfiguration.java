@@ -1,6 +1,7 @@
 package io.nixlconnect.sample;
 
 import io.nixlconnect.cuda.CudaMemory;
+import java.util.Locale;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
@@ -17,7 +18,7 @@ class SampleConfiguration {
     @Bean
     @ConditionalOnMissingBean
     TensorMemory tensorMemory(SampleProperties properties, ObjectProvider<CudaMemory> cuda, Environment environment) {
-        String device = properties.getDevice().trim().toLowerCase(java.util.Locale.ROOT);
+        String device = properties.getDevice().trim().toLowerCase(Locale.ROOT);
         CudaMemory gpu = cuda.getIfAvailable();
         int deviceId = environment.getProperty("nixl.connect.cuda.device-id", Integer.class, 0);
         return switch (device) {

@@ -1,5 +1,6 @@
 package io.nixlconnect.sample;
 
+import java.net.ConnectException;
 import java.time.Duration;
 
 /**
@@ -15,7 +16,7 @@ public record TransferResult(String kind, long bytes, Duration duration, String 
             message = message.substring(0, message.length() - ": null".length());
         }
         for (Throwable cause = error.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
-            if (cause instanceof java.net.ConnectException) {
+            if (cause instanceof ConnectException) {
                 return new TransferResult(kind, bytes, null, null, null, message + " (connection refused)");
             }
         }

@@ -50,12 +50,16 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public Map<String, Object> details() {
         Map<String, Object> details = new LinkedHashMap<>();
-        details.put("endpoint", transport.endpoint());
         details.put("registeredRegions", registered.size());
         details.put("openWindows", windows.size());
         details.put("transfersInFlight", transfers.size());
         details.put("remoteAgents", remotes.size());
         return details;
+    }
+
+    @Override
+    public String endpoint() {
+        return transport.endpoint();
     }
 
     @Override
@@ -102,9 +106,10 @@ final class EmbeddedAgent implements TransportAgent {
         return peer.agent();
     }
 
+    /** Peers stay loaded until close: each is a name and an endpoint; connections are pooled per endpoint. */
     @Override
-    public void unloadRemoteAgent(String remoteAgentName) {
-        remotes.remove(remoteAgentName);
+    public int remoteAgentCount() {
+        return remotes.size();
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.nixlconnect.transport.embedded;
 
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
+import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -199,7 +200,7 @@ final class EmbeddedServer {
         }
     }
 
-    private static void closeQuietly(java.io.Closeable closeable) {
+    private static void closeQuietly(Closeable closeable) {
         try {
             closeable.close();
         } catch (IOException ignored) {

@@ -5,17 +5,19 @@ import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The pure-Java transport: one TCP server per connector serving all its agents, and pooled connections to
  * each peer endpoint.
  */
-public final class EmbeddedTransport implements Transport {
+final class EmbeddedTransport implements Transport {
 
     private final EmbeddedSettings settings;
     private final ExecutorService workers;
@@ -40,7 +42,7 @@ public final class EmbeddedTransport implements Transport {
     }
 
     /** Starts the server on the configured address and port. */
-    public static EmbeddedTransport open(EmbeddedSettings settings) {
+    static EmbeddedTransport open(EmbeddedSettings settings) {
         return new EmbeddedTransport(settings);
     }
 
@@ -60,7 +62,7 @@ public final class EmbeddedTransport implements Transport {
         return bind;
     }
 
-    private static java.util.concurrent.ThreadFactory daemonThreads(String prefix) {
+    private static ThreadFactory daemonThreads(String prefix) {
         AtomicInteger ids = new AtomicInteger();
         return runnable -> {
             Thread thread = new Thread(runnable, prefix + ids.incrementAndGet());
@@ -96,7 +98,7 @@ public final class EmbeddedTransport implements Transport {
         if (closed) {
             throw new TransportException("Embedded transport is closed");
         }
-        if (agentName == null || agentName.isEmpty() || agentName.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > Wire.MAX_AGENT_NAME) {
+        if (agentName == null || agentName.isEmpty() || agentName.getBytes(StandardCharsets.UTF_8).length > Wire.MAX_AGENT_NAME) {
             throw new TransportException("Agent name must be 1.." + Wire.MAX_AGENT_NAME + " bytes, was '" + agentName + "'");
         }
         EmbeddedAgent agent = new EmbeddedAgent(this, agentName,
@@ -127,6 +129,11 @@ public final class EmbeddedTransport implements Transport {
         if (pool != null) {
             pool.remove(transfer);
         }
+    }
+
+    @Override
+    public String toString() {
+        return "embedded transport on " + endpoint();
     }
 
     @Override

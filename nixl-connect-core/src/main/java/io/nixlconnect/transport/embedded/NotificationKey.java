@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /** Notification bytes as a map key. */
@@ -21,6 +22,6 @@ record NotificationKey(byte[] bytes) {
 
     @Override
     public String toString() {
-        return new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+        return new String(bytes, StandardCharsets.UTF_8);
     }
 }

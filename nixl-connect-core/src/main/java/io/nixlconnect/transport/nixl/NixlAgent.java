@@ -64,8 +64,8 @@ final class NixlAgent implements TransportAgent {
     }
 
     @Override
-    public void unloadRemoteAgent(String remoteAgentName) {
-        core.unloadRemote(remoteAgentName);
+    public int remoteAgentCount() {
+        return core.remoteCount();
     }
 
     @Override

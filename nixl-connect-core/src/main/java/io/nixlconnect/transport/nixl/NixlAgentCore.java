@@ -13,13 +13,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.Iterator;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 
@@ -35,7 +40,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private static final Logger log = LoggerFactory.getLogger(NixlAgentCore.class);
     static final int MAX_EARLY_NOTIFICATIONS = 1024;
     static final long MAX_EARLY_NOTIFICATION_BYTES = 1 << 20;
-    static final int MAX_IDLE_PEERS = 64;
+    static final int MAX_LOADED_PEERS = 64;
     /**
      * How often the loop drains notifications while no window waits for one. {@code getNotifs} holds
      * NIXL's agent-wide lock and progresses UCX until idle, so calling it every round made callers'
@@ -52,15 +57,14 @@ final class NixlAgentCore implements ProgressLoop.Work {
     /** NIXL's own handle ({@code nixlBackendH*}) of each backend, in {@code settings.backends()} order; set once. */
     private long[] backendHandles = new long[0];
     /** Ended transfers by the backend NIXL chose for them (health details). */
-    private final Map<String, java.util.concurrent.atomic.LongAdder> transfersByBackend = new ConcurrentHashMap<>();
-    private final Map<String, byte[]> remotes = new ConcurrentHashMap<>();
+    private final Map<String, LongAdder> transfersByBackend = new ConcurrentHashMap<>();
     /**
-     * Peers the caller unloaded but NIXL keeps connected, oldest first (guarded by {@link #remotes}).
-     * Connecting costs milliseconds (UCX wire-up) and the connector unloads a peer whenever its last
-     * operation ends, so invalidating at once would reconnect for every operation; a reload of an
-     * idle peer only merges. Invalidated when evicted (beyond {@link #MAX_IDLE_PEERS}) or on close.
+     * The loaded peers and the metadata each was loaded from, least recently loaded first (guarded by itself). This
+     * agent alone decides a peer's lifetime: loading the same metadata again is a lookup, and a peer stays loaded
+     * (connected: UCX wire-up costs milliseconds) until more than {@link #MAX_LOADED_PEERS} are, when the least
+     * recently loaded one with no transfer in flight is invalidated, or until close.
      */
-    private final LinkedHashMap<String, byte[]> idlePeers = new LinkedHashMap<>();
+    private final LinkedHashMap<String, byte[]> remotes = new LinkedHashMap<>(16, 0.75f, true);
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
     private final NotificationDispatcher dispatcher =
@@ -110,13 +114,13 @@ final class NixlAgentCore implements ProgressLoop.Work {
     }
 
     private String counted(String backend) {
-        transfersByBackend.computeIfAbsent(backend, b -> new java.util.concurrent.atomic.LongAdder()).increment();
+        transfersByBackend.computeIfAbsent(backend, b -> new LongAdder()).increment();
         return backend;
     }
 
     /** The {@code nixlBackendH*} a {@code nixl_capi_backend_s} wraps: that struct's one field. */
     private static long innerBackend(long wrapper) {
-        return new com.sun.jna.Pointer(wrapper).getLong(0);
+        return new Pointer(wrapper).getLong(0);
     }
 
     /**
@@ -290,23 +294,20 @@ final class NixlAgentCore implements ProgressLoop.Work {
         try {
             ensureOpen();
             synchronized (remotes) {
-                // Each operation loads its peer again after the last one unloaded it (kept connected in
-                // idlePeers): when NIXL already holds this exact blob, loading it would be a no-op merge,
-                // so skip the native call (~15-30 us per small operation).
+                // Every operation loads its peer: when NIXL already holds this exact blob, loading it would be a
+                // no-op merge, so skip the native call (~15-30 us per small operation).
                 String named = NixlMetadataFormat.agentName(metadata);
                 if (named != null) {
-                    byte[] held = remotes.containsKey(named) ? remotes.get(named) : idlePeers.get(named);
-                    if (held != null && java.util.Arrays.equals(held, metadata)) {
-                        idlePeers.remove(named);
-                        remotes.put(named, held);
+                    byte[] held = remotes.get(named); // also marks it recently loaded
+                    if (held != null && Arrays.equals(held, metadata)) {
                         return named;
                     }
                 }
                 long[] remoteName = new long[1];
                 int status = NixlCapi.nixl_capi_load_remote_md(agent, metadata, metadata.length, remoteName);
                 String remote = status == NixlCapi.SUCCESS ? takeString(remoteName[0]) : replaceRemote(metadata, status);
-                idlePeers.remove(remote);
                 remotes.put(remote, metadata.clone());
+                evictIdlePeers(remote);
                 return remote;
             }
         } finally {
@@ -317,7 +318,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     /** NIXL refused to merge {@code metadata}; replaces the peer it names if that is safe. Holds {@link #remotes}. */
     private String replaceRemote(byte[] metadata, int refusal) {
         String remote = NixlMetadataFormat.agentName(metadata);
-        if (remote == null || !(remotes.containsKey(remote) || idlePeers.containsKey(remote))) {
+        if (remote == null || !remotes.containsKey(remote)) {
             throw loadFailure(metadata, refusal);
         }
         long pending = inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
@@ -331,7 +332,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 NixlCapi.statusName(refusal));
         NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
         remotes.remove(remote);
-        idlePeers.remove(remote);
         return loadRemoteNative(metadata);
     }
 
@@ -359,29 +359,41 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
-    void unloadRemote(String remote) {
-        if (remote == null) {
+    /** Beyond {@link #MAX_LOADED_PEERS}, invalidates the least recently loaded peers with no transfer in flight. Holds {@link #remotes}. */
+    private void evictIdlePeers(String justLoaded) {
+        if (remotes.size() <= MAX_LOADED_PEERS) {
             return;
         }
-        lifecycle.readLock().lock();
-        try {
-            if (agent == 0) {
-                return;
+        Set<String> busy = new HashSet<>();
+        for (NixlTransfer transfer : inFlight) {
+            busy.add(transfer.remote());
+        }
+        busy.add(justLoaded);
+        for (String peer : evictable(remotes.keySet(), MAX_LOADED_PEERS, busy)) {
+            invalidate(peer);
+            remotes.remove(peer);
+        }
+    }
+
+    /** Which of {@code peers} (oldest first) to unload to get down to {@code max}, never one in {@code busy}. */
+    static List<String> evictable(Collection<String> peers, int max, Set<String> busy) {
+        List<String> evict = new ArrayList<>();
+        int excess = peers.size() - max;
+        for (String peer : peers) {
+            if (evict.size() >= excess) {
+                break;
             }
-            synchronized (remotes) {
-                byte[] metadata = remotes.remove(remote);
-                if (metadata != null) {
-                    // Refused for posts from now on, but kept connected in NIXL for a reload (see idlePeers).
-                    idlePeers.put(remote, metadata);
-                    Iterator<String> oldest = idlePeers.keySet().iterator();
-                    while (idlePeers.size() > MAX_IDLE_PEERS) {
-                        invalidate(oldest.next());
-                        oldest.remove();
-                    }
-                }
+            if (!busy.contains(peer)) {
+                evict.add(peer);
             }
-        } finally {
-            lifecycle.readLock().unlock();
+        }
+        return evict;
+    }
+
+    /** Peers loaded now. */
+    int remoteCount() {
+        synchronized (remotes) {
+            return remotes.size();
         }
     }
 
@@ -573,7 +585,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (access == null) {
             throw new IllegalArgumentException("window access must not be null");
         }
-        if (regions == null || regions.stream().anyMatch(java.util.Objects::isNull)) {
+        if (regions == null || regions.stream().anyMatch(Objects::isNull)) {
             throw new IllegalArgumentException("window regions must be a list without nulls");
         }
         if (notification == null) {
@@ -689,13 +701,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
         details.put("serving", isServing());
         details.put("registrations", registrations.size());
-        details.put("remoteAgents", remotes.size());
-        synchronized (remotes) {
-            details.put("remoteAgentsIdle", idlePeers.size());
-        }
+        details.put("remoteAgents", remoteCount());
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
-        Map<String, Long> byBackend = new java.util.TreeMap<>();
+        Map<String, Long> byBackend = new TreeMap<>();
         transfersByBackend.forEach((backend, count) -> byBackend.put(backend, count.sum()));
         details.put("transfersByBackend", byBackend);
         details.put("windowsWaiting", dispatcher.waitingCount());
@@ -745,9 +754,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
             registrations.clear();
             synchronized (remotes) {
                 remotes.keySet().forEach(this::invalidate);
-                idlePeers.keySet().forEach(this::invalidate);
                 remotes.clear();
-                idlePeers.clear();
             }
             destroyNative();
         } finally {

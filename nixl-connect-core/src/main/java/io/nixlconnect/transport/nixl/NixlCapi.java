@@ -4,6 +4,8 @@ import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -114,7 +116,7 @@ final class NixlCapi {
      * gives each transfer's post and transfer durations (operation attributes).
      */
     static byte[] agentConfig(boolean progressThread, long progressDelayMicros, int threadSync) {
-        java.nio.ByteBuffer cfg = java.nio.ByteBuffer.allocate(40).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer cfg = ByteBuffer.allocate(40).order(ByteOrder.LITTLE_ENDIAN);
         cfg.put(0, (byte) (progressThread ? 1 : 0));
         cfg.put(1, (byte) 0);
         cfg.putShort(2, (short) 0);

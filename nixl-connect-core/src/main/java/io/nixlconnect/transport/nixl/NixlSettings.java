@@ -1,11 +1,16 @@
 package io.nixlconnect.transport.nixl;
 
+import io.nixlconnect.transport.Transport;
+import io.nixlconnect.transport.TransportException;
+import io.nixlconnect.transport.TransportSettings;
+import io.nixlconnect.transport.TransportUnavailableException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
 /**
- * How to find and configure NIXL.
+ * How to find and configure NIXL; every default is defined here, once. Start from {@link #defaults()} and
+ * change what differs with the {@code with…} methods.
  *
  * @param libraryDir        directory holding {@code libnixl_capi.so}; null to search (see {@code docs/nixl.md})
  * @param pluginDir         NIXL backend plugin directory; null for {@code NIXL_PLUGIN_DIR}, else
@@ -18,14 +23,17 @@ import java.util.Map;
  *                          progress thread, pausing that many microseconds between rounds (0 spins a core)
  */
 public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backends,
-        Map<String, String> backendParameters, long nixlProgressThreadDelayMicros) {
+        Map<String, String> backendParameters, long nixlProgressThreadDelayMicros) implements TransportSettings {
 
-    public NixlSettings(Path libraryDir, Path pluginDir, List<String> backends, Map<String, String> backendParameters) {
-        this(libraryDir, pluginDir, backends, backendParameters, -1);
-    }
+    /** The backend's name. */
+    public static final String NAME = "nixl";
+    /** Default for {@link #backends}: UCX, which finds RDMA, NVLink, shared memory or TCP. */
+    public static final List<String> DEFAULT_BACKENDS = List.of("UCX");
+    /** Default for {@link #nixlProgressThreadDelayMicros}: NIXL's own progress thread off. */
+    public static final long DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS = -1;
 
     public NixlSettings {
-        backends = backends == null ? List.of("UCX") : List.copyOf(backends);
+        backends = backends == null ? DEFAULT_BACKENDS : List.copyOf(backends);
         if (backends.isEmpty()) {
             throw new IllegalArgumentException("at least one NIXL backend plugin is needed (e.g. UCX)");
         }
@@ -43,7 +51,7 @@ public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backend
 
     /** Search for NIXL, UCX backend with its defaults. */
     public static NixlSettings defaults() {
-        return new NixlSettings(null, null, List.of("UCX"), Map.of(), -1);
+        return new NixlSettings(null, null, DEFAULT_BACKENDS, Map.of(), DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS);
     }
 
     public NixlSettings withLibraryDir(Path dir) {
@@ -65,6 +73,27 @@ public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backend
     /** Turns NIXL's own progress thread on with the given pause, or off with a negative value. */
     public NixlSettings withNixlProgressThreadDelayMicros(long micros) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, micros);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /**
+     * Finds and loads NIXL.
+     *
+     * @throws TransportUnavailableException if NIXL is not found (the message lists where it looked and what to
+     *                                       set), is a stub build, is older than 1.1, or its library does not link
+     */
+    @Override
+    public Transport open() {
+        try {
+            return NixlTransport.open(this);
+        } catch (TransportException | LinkageError e) {
+            throw new TransportUnavailableException("NIXL cannot be used: " + e.getMessage()
+                    + " Install NIXL (>= 1.1) or point to it (library path setting, NIXL_PREFIX).", e);
+        }
     }
 
     static void requireCString(String what, String value) {

@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * The NIXL transport: agents backed by NIXL's C API through JNA. See {@code docs/nixl.md} for how
  * NIXL is found and configured.
  */
-public final class NixlTransport implements Transport {
+final class NixlTransport implements Transport {
 
     private final NixlSettings settings;
     private final NixlInstallation installation;
@@ -31,7 +31,7 @@ public final class NixlTransport implements Transport {
      * @throws TransportException if NIXL is not found (the message lists where it looked), is a stub
      *                            build, or is older than 1.1
      */
-    public static NixlTransport open(NixlSettings settings) {
+    static NixlTransport open(NixlSettings settings) {
         NixlSettings effective = settings == null ? NixlSettings.defaults() : settings;
         NixlInstallation installation = NixlLibraryLocator.forThisProcess().locate(effective);
         NixlNativeLibrary.load(installation);
@@ -64,6 +64,11 @@ public final class NixlTransport implements Transport {
             agents.put(agentName, core);
             return new NixlAgent(core);
         }
+    }
+
+    @Override
+    public String toString() {
+        return "NIXL transport: " + libraryDescription();
     }
 
     @Override

@@ -10,7 +10,7 @@ import io.nixlconnect.OperationStatus;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.TransferException;
-import io.nixlconnect.TransportBackend;
+import io.nixlconnect.WaitTimeoutException;
 import io.nixlconnect.WritableOperation;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -39,7 +39,7 @@ class PassivePeerLossTest {
 
     @BeforeEach
     void start() {
-        connector = new Connector(ConnectorOptions.builder().workerId("passive").backend(TransportBackend.EMBEDDED)
+        connector = new Connector(ConnectorOptions.builder().workerId("passive").transports(EmbeddedSettings.defaults())
                 .passiveTimeout(Duration.ofHours(1)).build());
     }
 
@@ -93,13 +93,13 @@ class PassivePeerLossTest {
     @Test
     void aFanOutReadableWaitsForItsOtherReadersWhenOneDies() throws Exception {
         try (Connector reader = new Connector(ConnectorOptions.builder().workerId("reader")
-                .backend(TransportBackend.EMBEDDED).build());
+                .transports(EmbeddedSettings.defaults()).build());
              Descriptor source = Descriptor.allocate(SIZE);
              Descriptor target = Descriptor.allocate(SIZE)) {
             ReadableOperation readable = connector.createReadable(2, source);
             startAndVanish(readable.metadata(), Wire.READ, 1 << 20);
             assertThatThrownBy(() -> readable.waitForCompletion(Duration.ofMillis(500)))
-                    .as("another reader may still come").isInstanceOf(io.nixlconnect.TransferTimeoutException.class);
+                    .as("another reader may still come").isInstanceOf(WaitTimeoutException.class);
             assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
 
             reader.beginRead(readable.metadata(), target).waitForCompletion(WAIT);
@@ -112,7 +112,7 @@ class PassivePeerLossTest {
     @Test
     void aCompletedReadThenADroppedConnectionChangesNothing() throws Exception {
         try (Connector reader = new Connector(ConnectorOptions.builder().workerId("reader")
-                .backend(TransportBackend.EMBEDDED).build());
+                .transports(EmbeddedSettings.defaults()).build());
              Descriptor source = Descriptor.allocate(SIZE);
              Descriptor target = Descriptor.allocate(SIZE)) {
             ReadableOperation readable = connector.createReadable(source);

@@ -1,6 +1,7 @@
 package io.nixlconnect.transport.nixl;
 
 import io.nixlconnect.transport.TransportException;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -121,9 +122,9 @@ class NixlLibraryLocatorTest {
 
     @Test
     void settingsRefuseBadNames() {
-        assertThatThrownBy(() -> NixlSettings.defaults().withBackends(java.util.List.of()))
+        assertThatThrownBy(() -> NixlSettings.defaults().withBackends(List.of()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one");
-        assertThatThrownBy(() -> NixlSettings.defaults().withBackends(java.util.List.of("UC\0X")))
+        assertThatThrownBy(() -> NixlSettings.defaults().withBackends(List.of("UC\0X")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("NUL");
     }
 }

@@ -1,6 +1,9 @@
 package io.nixlconnect.transport.nixl;
 
 import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import com.sun.management.OperatingSystemMXBean;
+import io.nixlconnect.TestTags;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.MemoryType;
@@ -10,16 +13,21 @@ import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransferState;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
+import java.lang.management.ManagementFactory;
+import java.util.Arrays;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -33,6 +41,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Transfers over two real NIXL agents (UCX backend) in one JVM, through the SPI. Skipped, with the
  * reason, when NIXL cannot be loaded; {@code .ci/nixl-setup.sh} provides it.
  */
+@Tag(TestTags.NIXL)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class NixlTransferTest {
 
@@ -89,7 +98,7 @@ class NixlTransferTest {
     }
 
     private static MemoryRegion region(Memory memory) {
-        return new MemoryRegion(com.sun.jna.Pointer.nativeValue(memory), memory.size(), MemoryType.DRAM, 0);
+        return new MemoryRegion(Pointer.nativeValue(memory), memory.size(), MemoryType.DRAM, 0);
     }
 
     private MemoryRegistration register(TransportAgent agent, Memory memory) {
@@ -108,7 +117,7 @@ class NixlTransferTest {
     }
 
     private static boolean sameBytes(Memory a, Memory b) {
-        return java.util.Arrays.equals(a.getByteArray(0, (int) a.size()), b.getByteArray(0, (int) b.size()));
+        return Arrays.equals(a.getByteArray(0, (int) a.size()), b.getByteArray(0, (int) b.size()));
     }
 
     private void readAndCheck(long size) throws Exception {
@@ -300,37 +309,33 @@ class NixlTransferTest {
     }
 
     @Test
-    void anUnloadedPeerIsRefusedAtPost() {
-        Memory local = buffer(64, 14);
-        Memory remote = buffer(64, 15);
-        register(active, local);
-        register(passive, remote);
-        connect();
-        active.unloadRemoteAgent(passiveName);
-        active.unloadRemoteAgent("never-loaded"); // ignored
-
-        assertThatThrownBy(() -> active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
-                List.of(region(remote)), key("x")))
-                .isInstanceOf(TransportException.class)
-                .hasMessageContaining("not loaded");
-    }
-
-    @Test
-    void anUnloadedPeerStaysConnectedAndReloadsByMerging() throws Exception {
+    void loadingTheSamePeerAgainIsALookupAndItStaysLoadedAfterItsTransfers() throws Exception {
         Memory local = buffer(4096, 46);
         Memory remote = buffer(4096, 47);
         register(active, local);
         register(passive, remote);
         connect();
-        active.unloadRemoteAgent(passiveName);
-        assertThat(active.details()).containsEntry("remoteAgents", 0).containsEntry("remoteAgentsIdle", 1);
-
         assertThat(active.loadRemoteAgent(passive.localMetadata())).isEqualTo(passiveName);
+        assertThat(active.remoteAgentCount()).isEqualTo(1);
+        assertThat(active.details()).containsEntry("remoteAgents", 1);
 
-        assertThat(active.details()).containsEntry("remoteAgents", 1).containsEntry("remoteAgentsIdle", 0);
         active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)), null)
                 .completion().get(30, TimeUnit.SECONDS);
         assertThat(sameBytes(local, remote)).isTrue();
+        assertThat(active.remoteAgentCount()).isEqualTo(1); // kept connected for the next transfer
+        assertThat(active.loadRemoteAgent(passive.localMetadata())).isEqualTo(passiveName);
+        active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)), null)
+                .completion().get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void beyondTheLimitTheLeastRecentlyLoadedIdlePeersAreUnloaded() {
+        List<String> byRecency = List.of("oldest", "busy", "older", "recent", "newest");
+        assertThat(NixlAgentCore.evictable(byRecency, 3, Set.of("busy", "newest"))).containsExactly("oldest", "older");
+        assertThat(NixlAgentCore.evictable(byRecency, 5, Set.of())).isEmpty();
+        assertThat(NixlAgentCore.evictable(byRecency, 1, Set.of("oldest", "busy", "older", "recent", "newest")))
+                .isEmpty(); // all in use: none unloaded, whatever the limit
+        assertThat(NixlAgentCore.evictable(byRecency, 4, Set.of("oldest"))).containsExactly("busy");
     }
 
     @Test
@@ -557,8 +562,8 @@ class NixlTransferTest {
         PassiveWindow waiting = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("idle"));
         cleanup.add(waiting);
         Thread.sleep(500);
-        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
-                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        OperatingSystemMXBean os = (OperatingSystemMXBean)
+                ManagementFactory.getOperatingSystemMXBean();
         long cpuBefore = os.getProcessCpuTime();
         long wallBefore = System.nanoTime();
         Thread.sleep(2000);
@@ -567,7 +572,7 @@ class NixlTransferTest {
         assertThat(cores).as("CPU used by the whole JVM while two agents idle").isLessThan(0.25);
     }
 
-    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);

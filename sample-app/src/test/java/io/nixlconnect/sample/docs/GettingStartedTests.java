@@ -19,9 +19,29 @@ class GettingStartedTests {
     @Autowired
     GreetingClient client;
 
+    @Autowired
+    io.nixlconnect.autoconfigure.NixlTransfers transfers;
+
+    @Autowired
+    org.springframework.web.client.RestClient.Builder http;
+
     @Test
     void aPublishedBufferIsReadThroughItsMetadata() {
         assertThat(client.fetch("http://127.0.0.1:" + port)).isEqualTo("hello from nixl-connect");
         assertThat(client.fetch("http://127.0.0.1:" + port)).isEqualTo("hello from nixl-connect");
+    }
+
+    @Test
+    void ownedMemoryIsFreedThroughCompletionOnceThePeerHasRead() throws Exception {
+        long before = transfers.connector().registeredBytes();
+        String json = http.build().get().uri("http://127.0.0.1:" + port + "/tensor/metadata").retrieve().body(String.class);
+        byte[] read = transfers.readBytes(io.nixlconnect.RdmaMetadata.fromJson(json));
+        assertThat(read).hasSize(TensorMetadataController.size);
+        assertThat(read[255]).isEqualTo((byte) 255);
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
+        while (transfers.connector().registeredBytes() > before && System.nanoTime() < deadline) {
+            Thread.sleep(5); // the passive side completes when the peer's notification arrives
+        }
+        assertThat(transfers.connector().registeredBytes()).isEqualTo(before);
     }
 }

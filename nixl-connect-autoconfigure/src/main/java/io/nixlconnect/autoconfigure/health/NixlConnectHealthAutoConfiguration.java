@@ -1,8 +1,9 @@
-package io.nixlconnect.autoconfigure;
+package io.nixlconnect.autoconfigure.health;
 
 import io.nixlconnect.Connector;
+import io.nixlconnect.autoconfigure.NixlConnectAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
@@ -12,7 +13,7 @@ import org.springframework.context.annotation.Bean;
 /** The {@code nixl} health indicator, when Boot's health module is present ({@code management.health.nixl.enabled}). */
 @AutoConfiguration(after = NixlConnectAutoConfiguration.class)
 @ConditionalOnClass({Connector.class, HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
-@ConditionalOnBean(Connector.class)
+@ConditionalOnSingleCandidate(Connector.class)
 @ConditionalOnEnabledHealthIndicator("nixl")
 public final class NixlConnectHealthAutoConfiguration {
 

@@ -1,27 +1,30 @@
-package io.nixlconnect.autoconfigure;
+package io.nixlconnect.autoconfigure.observation;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.nixlconnect.Connector;
+import io.nixlconnect.autoconfigure.NixlConnectAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Micrometer meters for the connector, when a {@link MeterRegistry} exists. Percentiles and histograms of
- * {@code nixl.operation.duration} come from Boot's {@code management.metrics.distribution.*} properties.
+ * The connector's gauges and bytes counter ({@link NixlConnectMeterBinder}), when a {@link MeterRegistry}
+ * exists. Timings come from the {@code nixl.transfer} observation ({@link NixlConnectObservationAutoConfiguration}).
  */
 @AutoConfiguration(after = NixlConnectAutoConfiguration.class,
         afterName = {"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
                 "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass({Connector.class, MeterRegistry.class})
-@ConditionalOnBean({Connector.class, MeterRegistry.class})
+@ConditionalOnBean(MeterRegistry.class)
+@ConditionalOnSingleCandidate(Connector.class)
 public final class NixlConnectMetricsAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    NixlConnectMetrics nixlConnectMetrics(Connector connector, MeterRegistry registry) {
-        return new NixlConnectMetrics(connector, registry);
+    NixlConnectMeterBinder nixlConnectMeterBinder(Connector connector) {
+        return new NixlConnectMeterBinder(connector);
     }
 }

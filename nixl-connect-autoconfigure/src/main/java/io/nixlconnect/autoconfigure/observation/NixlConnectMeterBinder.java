@@ -1,0 +1,90 @@
+package io.nixlconnect.autoconfigure.observation;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.nixlconnect.Connector;
+import io.nixlconnect.DeviceKind;
+import io.nixlconnect.Operation;
+import io.nixlconnect.OperationKind;
+import io.nixlconnect.OperationListener;
+import io.nixlconnect.OperationStatus;
+import io.nixlconnect.autoconfigure.observation.NixlTransferObservationDocumentation.LowCardinalityKeyNames;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The meters of one connector that are not timings (those come from the {@code nixl.transfer} observation):
+ * gauges read from the connector when scraped, and {@code nixl.transfer.bytes}, whose counters are all
+ * registered in {@link #bindTo} so that an operation's end only increments one. See docs/observability.md.
+ */
+public class NixlConnectMeterBinder implements MeterBinder, OperationListener, AutoCloseable {
+
+    public static final String TRANSFER_BYTES = "nixl.transfer.bytes";
+    public static final String OPERATIONS_ACTIVE = "nixl.operations.active";
+    public static final String MEMORY_REGISTERED = "nixl.memory.registered";
+    public static final String REMOTE_AGENTS = "nixl.remote.agents";
+
+    private static final OperationKind[] KINDS = {OperationKind.READ, OperationKind.WRITE};
+    private static final DeviceKind[] DEVICES = {DeviceKind.HOST, DeviceKind.CUDA};
+
+    private final Connector connector;
+    /** Per registry bound: bytes counters indexed by {@link #index}. */
+    private final List<Counter[]> bytesCounters = new CopyOnWriteArrayList<>();
+
+    public NixlConnectMeterBinder(Connector connector) {
+        this.connector = connector;
+        connector.addListener(this);
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        Gauge.builder(OPERATIONS_ACTIVE, connector, Connector::inFlightOperations)
+                .description("nixl-connect operations created and not yet ended")
+                .register(registry);
+        Gauge.builder(MEMORY_REGISTERED, connector, Connector::registeredBytes)
+                .description("Local memory registered with the transport")
+                .baseUnit("bytes")
+                .register(registry);
+        Gauge.builder(REMOTE_AGENTS, connector, Connector::remoteAgentCount)
+                .description("Peer agents currently loaded")
+                .register(registry);
+        Counter[] counters = new Counter[KINDS.length * 2 * DEVICES.length];
+        for (OperationKind kind : KINDS) {
+            for (boolean active : new boolean[] {true, false}) {
+                for (DeviceKind device : DEVICES) {
+                    counters[index(kind, active, device)] = Counter.builder(TRANSFER_BYTES)
+                            .description("Bytes moved by completed operations (each side counts its own)")
+                            .baseUnit("bytes")
+                            .tag(LowCardinalityKeyNames.KIND.asString(), kind == OperationKind.WRITE ? "write" : "read")
+                            .tag(LowCardinalityKeyNames.ROLE.asString(), active ? "active" : "passive")
+                            .tag(LowCardinalityKeyNames.DEVICE.asString(), device.toString())
+                            .register(registry);
+                }
+            }
+        }
+        bytesCounters.add(counters);
+    }
+
+    @Override
+    public void operationFinished(Operation operation) {
+        if (operation.status() != OperationStatus.COMPLETE || operation.deviceKind() == DeviceKind.UNSPECIFIED) {
+            return;
+        }
+        int index = index(operation.operationKind(), !operation.isPassive(), operation.deviceKind());
+        for (Counter[] counters : bytesCounters) {
+            counters[index].increment(operation.totalBytes());
+        }
+    }
+
+    private static int index(OperationKind kind, boolean active, DeviceKind device) {
+        return ((kind == OperationKind.WRITE ? 1 : 0) * 2 + (active ? 1 : 0)) * DEVICES.length
+                + (device == DeviceKind.CUDA ? 1 : 0);
+    }
+
+    @Override
+    public void close() {
+        connector.removeListener(this);
+    }
+}

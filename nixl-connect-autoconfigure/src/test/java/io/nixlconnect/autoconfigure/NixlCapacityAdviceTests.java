@@ -1,0 +1,83 @@
+package io.nixlconnect.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nixlconnect.ReadableOperation;
+import io.nixlconnect.TooManyOperationsException;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.client.RestClient;
+
+/** docs/configuration.md, "At capacity": the in-flight limit becomes a 503 with Retry-After, and health says so. */
+@SpringBootTest(classes = NixlCapacityAdviceTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+        properties = {"nixl.connect.backend=embedded", "nixl.connect.limits.max-in-flight-operations=1",
+                "management.endpoints.web.exposure.include=health", "management.endpoint.health.show-details=always"})
+class NixlCapacityAdviceTests {
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    NixlTransfers transfers;
+
+    @Test
+    void theInFlightLimitAnswers503WithRetryAfterAndHealthIsOutOfService() {
+        RestClient http = RestClient.builder().baseUrl("http://127.0.0.1:" + port)
+                .defaultStatusHandler(status -> true, (request, response) -> { }).build();
+        try (ReadableOperation holding = transfers.publish(new byte[8])) {
+            ResponseEntity<String> refused = http.get().uri("/publish").retrieve().toEntity(String.class);
+            assertThat(refused.getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+            assertThat(refused.getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
+            assertThat(http.get().uri("/actuator/health/nixl").retrieve().toEntity(String.class).getBody())
+                    .contains("\"status\":\"OUT_OF_SERVICE\"");
+        }
+        assertThat(http.get().uri("/publish").retrieve().toEntity(String.class).getStatusCode()).isEqualTo(HttpStatus.OK);
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import({Publisher.class, NixlCapacityAdvice.class})
+    static class App {
+    }
+
+    @RestController
+    static class Publisher {
+
+        private final NixlTransfers transfers;
+
+        Publisher(NixlTransfers transfers) {
+            this.transfers = transfers;
+        }
+
+        @GetMapping("/publish")
+        String publish() {
+            try (ReadableOperation readable = transfers.publish(new byte[8])) {
+                return readable.metadata().toJson();
+            }
+        }
+    }
+
+    @RestControllerAdvice
+    static class NixlCapacityAdvice {
+
+        @ExceptionHandler(TooManyOperationsException.class)
+        ResponseEntity<ProblemDetail> atCapacity(TooManyOperationsException e) {
+            return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).header(HttpHeaders.RETRY_AFTER, "1")
+                    .body(ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, e.getMessage()));
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.nixlconnect.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Every {@code nixl.connect.*} default is the library's (as Spring Boot's {@code RabbitPropertiesTests} checks its
+ * properties against the client library), in the bound properties and in the configuration metadata IDEs show.
+ */
+class NixlConnectPropertiesTests {
+
+    private final NixlConnectProperties properties = new NixlConnectProperties();
+
+    @Test
+    void propertiesUseConsistentDefaultValues() {
+        ConnectorOptions library = ConnectorOptions.builder().build();
+        EmbeddedSettings embedded = EmbeddedSettings.defaults();
+        NixlSettings nixl = NixlSettings.defaults();
+
+        assertThat(properties.getOperationTimeout()).isEqualTo(library.operationTimeout());
+        // The one deliberate difference: the library waits for a peer forever by default, a Spring application
+        // (publishing per request) does not (docs/configuration.md says why).
+        assertThat(library.passiveTimeout()).isNull();
+        assertThat(properties.getPassiveTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(properties.getLimits().getMaxInFlightOperations()).isEqualTo(library.maxInFlightOperations());
+        assertThat(properties.getLimits().getMaxMetadataSize().toBytes()).isEqualTo(library.maxMetadataSize());
+
+        assertThat(properties.getEmbedded().getBindAddress()).isEqualTo(embedded.bindAddress());
+        assertThat(properties.getEmbedded().getPort()).isEqualTo(embedded.port());
+        assertThat(properties.getEmbedded().getAdvertisedAddress()).isEqualTo(embedded.advertisedAddress());
+        assertThat(properties.getEmbedded().getMaxConnectionsPerPeer()).isEqualTo(embedded.maxConnectionsPerPeer());
+
+        assertThat(properties.getNixl().getLibraryPath()).isNull();
+        assertThat(nixl.libraryDir()).isNull();
+        assertThat(properties.getNixl().getPluginDirectory()).isNull();
+        assertThat(nixl.pluginDir()).isNull();
+        assertThat(properties.getNixl().getBackends()).isEqualTo(nixl.backends());
+        assertThat(properties.getNixl().getBackendParameters()).isEqualTo(nixl.backendParameters());
+        assertThat(NixlConnectorFactory.nixl(properties.getNixl()).nixlProgressThreadDelayMicros())
+                .isEqualTo(nixl.nixlProgressThreadDelayMicros());
+    }
+
+    @Test
+    void defaultPropertiesMapToTheLibraryDefaultOptions() {
+        ConnectorOptions mapped = NixlConnectorFactory.options(properties, "app");
+        ConnectorOptions library = ConnectorOptions.builder().build();
+        // backend 'auto' is the library's default preference list, each backend with its own defaults.
+        assertThat(properties.getBackend()).isEqualTo("auto");
+        assertThat(mapped.transports()).isEqualTo(library.transports());
+        assertThat(mapped.operationTimeout()).isEqualTo(library.operationTimeout());
+        assertThat(mapped.passiveTimeout()).isEqualTo(properties.getPassiveTimeout());
+        assertThat(mapped.maxInFlightOperations()).isEqualTo(library.maxInFlightOperations());
+        assertThat(mapped.maxMetadataSize()).isEqualTo(library.maxMetadataSize());
+    }
+
+    @Test
+    void configurationMetadataShowsTheLibraryDefaults() throws IOException {
+        Map<String, JsonNode> defaults = metadataDefaults();
+        assertThat(defaults.get("nixl.connect.backend").asString()).isEqualTo(properties.getBackend());
+        assertThat(defaults.get("nixl.connect.embedded.bind-address").asString())
+                .isEqualTo(EmbeddedSettings.DEFAULT_BIND_ADDRESS);
+        assertThat(defaults.get("nixl.connect.embedded.port").asInt()).isEqualTo(EmbeddedSettings.DEFAULT_PORT);
+        assertThat(defaults.get("nixl.connect.embedded.max-connections-per-peer").asInt())
+                .isEqualTo(EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER);
+        assertThat(defaults.get("nixl.connect.limits.max-in-flight-operations").asInt())
+                .isEqualTo(ConnectorOptions.DEFAULT_MAX_IN_FLIGHT_OPERATIONS);
+        assertThat(defaults.get("nixl.connect.limits.max-metadata-size").asString()).isEqualTo(
+                (ConnectorOptions.DEFAULT_MAX_METADATA_SIZE / (1024 * 1024)) + "MB");
+        assertThat(defaults.get("nixl.connect.passive-timeout").asString()).isEqualTo("60s");
+        assertThat(defaults.get("nixl.connect.operation-timeout").asString())
+                .isEqualTo(ConnectorOptions.DEFAULT_OPERATION_TIMEOUT.toSeconds() + "s");
+        List<String> backends = defaults.get("nixl.connect.nixl.backends").valueStream().map(JsonNode::asString).toList();
+        assertThat(backends).isEqualTo(NixlSettings.DEFAULT_BACKENDS);
+    }
+
+    /** Defaults from the metadata the configuration processor merged with the additional metadata. */
+    private static Map<String, JsonNode> metadataDefaults() throws IOException {
+        try (InputStream in = NixlConnectPropertiesTests.class.getResourceAsStream(
+                "/META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).as("generated configuration metadata").isNotNull();
+            JsonNode root = JsonMapper.builder().build().readTree(in);
+            Map<String, JsonNode> defaults = new HashMap<>();
+            for (JsonNode property : root.get("properties")) {
+                if (property.has("defaultValue")) {
+                    defaults.put(property.get("name").asString(), property.get("defaultValue"));
+                }
+            }
+            return defaults;
+        }
+    }
+}

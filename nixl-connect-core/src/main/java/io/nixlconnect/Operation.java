@@ -1,0 +1,85 @@
+package io.nixlconnect;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One transfer as callers and {@link OperationListener}s see it: passive ({@link ReadableOperation},
+ * {@link WritableOperation}: local buffers published for a peer) or active ({@link ReadOperation},
+ * {@link WriteOperation}: this side moves the bytes). Its status ends in COMPLETE, CANCELLED or ERRORED; every
+ * resource it holds (registrations, windows) is released as soon as it ends, whether or not it is closed.
+ * Closing an unfinished operation cancels it.
+ */
+public sealed interface Operation extends AutoCloseable permits AbstractOperation {
+
+    /** READ or WRITE. */
+    OperationKind operationKind();
+
+    /** Where the operation is; a terminal status never changes again. */
+    OperationStatus status();
+
+    /** The notification that completes the passive side. */
+    String notificationKey();
+
+    /** The local descriptors, in order. */
+    List<Descriptor> localDescriptors();
+
+    /** Memory kind of the local descriptors. */
+    DeviceKind deviceKind();
+
+    /** Bytes over all local descriptors. */
+    long totalBytes();
+
+    /** Whether this side publishes its buffers and waits for the peer (readable, writable) rather than moving bytes. */
+    boolean isPassive();
+
+    /** The connector that created it. */
+    Connector connector();
+
+    /** Time from creation to the end, or to now while running. */
+    Duration duration();
+
+    /** Why the operation errored or was cancelled; {@code null} otherwise. */
+    Throwable failure();
+
+    /**
+     * How the bytes moved, as the transport reports it: {@code transport} ({@code embedded} or {@code nixl}) always;
+     * for an active operation once it has ended, {@code backend} (the NIXL plugin NIXL chose, e.g. {@code UCX}, or
+     * {@code tcp} on the embedded transport) and, on NIXL, its telemetry of the transfer
+     * ({@code telemetry.postMicros}, {@code telemetry.transferMicros}, {@code telemetry.bytes},
+     * {@code telemetry.descriptors}); the embedded transport adds the {@code peer} address. A passive operation
+     * learns nothing of the path its peer chose. Never null; unmodifiable.
+     */
+    Map<String, Object> attributes();
+
+    /**
+     * A future that completes when the operation completes, or exceptionally with a {@link TransferException}
+     * when it errors or is cancelled. Each call returns a new dependent future, so completing or cancelling it
+     * does not affect the operation.
+     */
+    CompletableFuture<Void> completion();
+
+    /**
+     * Blocks until the operation ends.
+     *
+     * @throws TransferException if it errored (also at its own time limit: then a {@link TransferTimeoutException})
+     *                           or was cancelled, or the thread was interrupted
+     */
+    void waitForCompletion();
+
+    /**
+     * Blocks until the operation ends or {@code timeout} elapses. A wait that runs out throws
+     * {@link WaitTimeoutException}: the caller gave up, the operation goes on (close it to stop it).
+     *
+     * @throws WaitTimeoutException if {@code timeout} elapsed first; the operation is still running
+     * @throws TransferException    if it errored (also at its own time limit: then a {@link TransferTimeoutException}
+     *                              with status ERRORED) or was cancelled
+     */
+    void waitForCompletion(Duration timeout);
+
+    /** Cancels the operation if it has not ended, and releases everything it holds. Idempotent. */
+    @Override
+    void close();
+}

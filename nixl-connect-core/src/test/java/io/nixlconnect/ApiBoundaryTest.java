@@ -1,0 +1,105 @@
+package io.nixlconnect;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The layering {@code docs/architecture.md} draws, enforced: the API ({@code io.nixlconnect}) and the backends meet
+ * only in the transport SPI; the public surface of each package is the list below. A new public type or a new
+ * dependency across the boundary fails here: make the type package-private, or move it, or change the design on
+ * purpose and this test with it.
+ */
+class ApiBoundaryTest {
+
+    private static final String API = "io.nixlconnect";
+    private static final String SPI = "io.nixlconnect.transport";
+    private static final String EMBEDDED = "io.nixlconnect.transport.embedded..";
+    private static final String NIXL = "io.nixlconnect.transport.nixl..";
+    private static final String CUDA = "io.nixlconnect.cuda..";
+    private static final String INTERNAL = "io.nixlconnect.internal..";
+
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importMainClasses() {
+        classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages(API);
+    }
+
+    @Test
+    void theApiImportsNoBackend() {
+        noClasses().that().resideInAPackage(API).should().dependOnClassesThat().resideInAnyPackage(EMBEDDED, NIXL)
+                .check(classes);
+    }
+
+    @Test
+    void theSpiKnowsNeitherTheApiNorAnyBackend() {
+        noClasses().that().resideInAPackage(SPI).should().dependOnClassesThat()
+                .resideInAnyPackage(API, EMBEDDED, NIXL).check(classes);
+    }
+
+    @Test
+    void backendsKnowTheSpiNotTheApiNorEachOther() {
+        noClasses().that().resideInAPackage(EMBEDDED).should().dependOnClassesThat().resideInAnyPackage(API, NIXL)
+                .check(classes);
+        noClasses().that().resideInAPackage(NIXL).should().dependOnClassesThat().resideInAnyPackage(API, EMBEDDED)
+                .check(classes);
+    }
+
+    @Test
+    void cudaAndInternalStandBelowEverything() {
+        noClasses().that().resideInAnyPackage(CUDA, INTERNAL).should().dependOnClassesThat()
+                .resideInAnyPackage(API, SPI, EMBEDDED, NIXL).check(classes);
+    }
+
+    @Test
+    void backendsShowOnlyTheirSettingsAndProvider() {
+        classes().that().resideInAnyPackage(EMBEDDED, NIXL).and().arePublic().should()
+                .haveSimpleNameEndingWith("Settings").orShould().haveSimpleNameEndingWith("TransportProvider")
+                .check(classes);
+    }
+
+    @Test
+    void theApiPackageExportsExactlyThesePublicTypes() {
+        assertThat(publicTypesIn(API)).containsExactly(
+                "ActiveOperation", "BackendUnavailableException", "Connection", "Connector", "ConnectorClosedException",
+                "ConnectorOptions", "ConnectorOptions$Builder", "Descriptor", "Device", "DeviceKind",
+                "InvalidMetadataException", "NixlConnectException", "Operation", "OperationKind", "OperationListener",
+                "OperationStatus", "PassiveOperation", "RdmaMetadata", "ReadOperation", "ReadableOperation", "Remote",
+                "SerializedDescriptor", "TooManyOperationsException", "TransferException", "TransferTimeoutException",
+                "TransportStatus", "WaitTimeoutException", "WritableOperation", "WriteOperation");
+    }
+
+    @Test
+    void operationsAreSeenThroughTheSealedOperationInterface() {
+        JavaClass abstractOperation = classes.get(AbstractOperation.class);
+        assertThat(abstractOperation.getModifiers()).doesNotContain(JavaModifier.PUBLIC);
+        assertThat(Operation.class.isSealed()).isTrue();
+        assertThat(Connection.class.getConstructors()).isEmpty();
+        assertThat(Remote.class.getConstructors()).isEmpty();
+        assertThat(AutoCloseable.class.isAssignableFrom(Connection.class)).isFalse();
+        assertThat(AutoCloseable.class.isAssignableFrom(Remote.class)).isFalse();
+    }
+
+    private static Set<String> publicTypesIn(String packageName) {
+        Set<String> names = new TreeSet<>();
+        for (JavaClass type : classes) {
+            if (type.getPackageName().equals(packageName) && type.getModifiers().contains(JavaModifier.PUBLIC)
+                    && !type.isAnonymousClass()) {
+                names.add(type.getName().substring(packageName.length() + 1));
+            }
+        }
+        return names;
+    }
+}
