@@ -116,8 +116,8 @@ class NixlConnectWebIntegrationTests {
         String scrape = http.get().uri("/actuator/prometheus").retrieve().body(String.class);
         java.util.List<String> nixlSeries = scrape.lines().filter(line -> line.startsWith("nixl_")).toList();
         assertThat(nixlSeries.stream().filter(line -> line.startsWith("nixl_transfer_seconds_count{"))).containsExactlyInAnyOrder(
-                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",outcome=\"complete\",role=\"active\"} 1",
-                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",outcome=\"complete\",role=\"passive\"} 1");
+                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",outcome=\"complete\",plugin=\"tcp\",role=\"active\"} 1",
+                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",outcome=\"complete\",plugin=\"none\",role=\"passive\"} 1");
         assertThat(nixlSeries).allSatisfy(line -> assertThat(line).matches(
                 "nixl_(transfer_seconds|transfer_active_seconds|transfer_bytes_total|operations_active|memory_registered_bytes|remote_agents)(_count|_sum|_max)?[{ ].*"));
     }
