@@ -23,13 +23,19 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     private volatile Deadlines.Deadline timeout;
 
     ActiveOperation(Connector connector, OperationKind kind, RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
-        super(connector, kind, checkPairs(kind, remoteMetadata, localDescriptors), remoteMetadata.notificationKey());
+        super(connector, kind, checkPairs(connector, kind, remoteMetadata, localDescriptors), remoteMetadata.notificationKey());
         this.remoteMetadata = remoteMetadata;
     }
 
-    private static List<Descriptor> checkPairs(OperationKind kind, RdmaMetadata remote, List<Descriptor> local) {
+    private static List<Descriptor> checkPairs(Connector connector, OperationKind kind, RdmaMetadata remote,
+            List<Descriptor> local) {
         if (remote == null) {
             throw new IllegalArgumentException("remoteMetadata must not be null");
+        }
+        int maxDescriptors = connector.options().maxDescriptors();
+        if (remote.descriptors().size() > maxDescriptors) {
+            throw new InvalidMetadataException("descriptors", "lists " + remote.descriptors().size()
+                    + " descriptors; this connector accepts at most " + maxDescriptors + " (maxDescriptors)");
         }
         if (remote.operationKind() != kind) {
             throw new IllegalArgumentException(kind == OperationKind.READ
@@ -70,9 +76,17 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
      * transport failure (peer unreachable, metadata refused) ends the operation ERRORED; argument errors throw.
      */
     final void start() {
+        byte[] agentMetadata;
+        try {
+            // Under this connector's limit, and before anything is registered.
+            agentMetadata = NixlMetadataCodec.decode(remoteMetadata.nixlMetadata(), connector.options().maxMetadataSize());
+        } catch (InvalidMetadataException e) {
+            finish(OperationStatus.ERRORED, e);
+            throw e;
+        }
         acquireLocal();
         try {
-            remote = new Remote(connection, remoteMetadata.decodeNixlMetadata());
+            remote = new Remote(connection, agentMetadata);
             List<MemoryRegion> local = new ArrayList<>();
             List<MemoryRegion> peer = new ArrayList<>();
             for (int i = 0; i < localDescriptors().size(); i++) {

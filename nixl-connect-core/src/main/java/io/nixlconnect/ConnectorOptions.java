@@ -22,6 +22,10 @@ public final class ConnectorOptions {
     public static final int DEFAULT_MAX_IN_FLIGHT_OPERATIONS = 4096;
     /** Default for {@link Builder#maxMetadataSize}: 16 MiB of decoded agent metadata. */
     public static final int DEFAULT_MAX_METADATA_SIZE = 16 * 1024 * 1024;
+    /** Default for {@link Builder#maxDescriptors}. */
+    public static final int DEFAULT_MAX_DESCRIPTORS = 65536;
+    /** Largest accepted {@link Builder#maxDescriptors}: what the embedded transport serves in one request. */
+    public static final int MAX_DESCRIPTORS_LIMIT = 1 << 20;
 
     private final String workerId;
     private final List<TransportSettings> transports;
@@ -29,6 +33,7 @@ public final class ConnectorOptions {
     private final Duration passiveTimeout;
     private final int maxInFlightOperations;
     private final int maxMetadataSize;
+    private final int maxDescriptors;
 
     private ConnectorOptions(Builder b) {
         this.workerId = b.workerId;
@@ -37,6 +42,7 @@ public final class ConnectorOptions {
         this.passiveTimeout = b.passiveTimeout;
         this.maxInFlightOperations = b.maxInFlightOperations;
         this.maxMetadataSize = b.maxMetadataSize;
+        this.maxDescriptors = b.maxDescriptors;
     }
 
     public static Builder builder() {
@@ -52,6 +58,7 @@ public final class ConnectorOptions {
         b.passiveTimeout = passiveTimeout;
         b.maxInFlightOperations = maxInFlightOperations;
         b.maxMetadataSize = maxMetadataSize;
+        b.maxDescriptors = maxDescriptors;
         return b;
     }
 
@@ -89,6 +96,11 @@ public final class ConnectorOptions {
         return maxMetadataSize;
     }
 
+    /** Most descriptors a peer's metadata may list; longer lists are refused before anything is registered. */
+    public int maxDescriptors() {
+        return maxDescriptors;
+    }
+
     /** Builder of {@link ConnectorOptions}. Each setter validates its argument. */
     public static final class Builder {
 
@@ -98,6 +110,7 @@ public final class ConnectorOptions {
         private Duration passiveTimeout;
         private int maxInFlightOperations = DEFAULT_MAX_IN_FLIGHT_OPERATIONS;
         private int maxMetadataSize = DEFAULT_MAX_METADATA_SIZE;
+        private int maxDescriptors = DEFAULT_MAX_DESCRIPTORS;
 
         private Builder() {
         }
@@ -159,6 +172,14 @@ public final class ConnectorOptions {
                         + RdmaMetadata.MAX_NIXL_METADATA_BYTES + " bytes, was " + bytes);
             }
             this.maxMetadataSize = bytes;
+            return this;
+        }
+
+        public Builder maxDescriptors(int max) {
+            if (max < 1 || max > MAX_DESCRIPTORS_LIMIT) {
+                throw new IllegalArgumentException("maxDescriptors must be 1.." + MAX_DESCRIPTORS_LIMIT + ", was " + max);
+            }
+            this.maxDescriptors = max;
             return this;
         }
 

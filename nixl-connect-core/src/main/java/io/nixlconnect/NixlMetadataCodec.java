@@ -47,6 +47,20 @@ final class NixlMetadataCodec {
 
     /** Decodes and inflates, refusing anything that would inflate beyond {@code maxBytes}. */
     static byte[] decode(String encoded, int maxBytes) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(maxBytes, encoded.length() * 3 + 64));
+        inflate(compressed(encoded), maxBytes, out);
+        return out.toByteArray();
+    }
+
+    /**
+     * Checks that {@code encoded} decodes and inflates to 1..{@code maxBytes} bytes, keeping none of them (the
+     * inflated bytes pass through one small buffer).
+     */
+    static void validate(String encoded, int maxBytes) {
+        inflate(compressed(encoded), maxBytes, null);
+    }
+
+    private static byte[] compressed(String encoded) {
         if (encoded.isEmpty()) {
             throw new InvalidMetadataException(FIELD, "must not be empty");
         }
@@ -63,7 +77,7 @@ final class NixlMetadataCodec {
         if (compressed.length == 0) {
             throw new InvalidMetadataException(FIELD, "holds no data");
         }
-        return inflate(compressed, maxBytes);
+        return compressed;
     }
 
     private static byte[] hexDecode(String hex) {
@@ -89,27 +103,30 @@ final class NixlMetadataCodec {
         return c < 0x80 ? Character.digit(c, 16) : -1;
     }
 
-    private static byte[] inflate(byte[] compressed, int maxBytes) {
+    /** Inflates into {@code out} (null: count only), refusing more than {@code maxBytes}. */
+    private static void inflate(byte[] compressed, int maxBytes, ByteArrayOutputStream out) {
         Inflater inflater = new Inflater();
         try {
             inflater.setInput(compressed);
-            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(maxBytes, compressed.length * 4 + 64));
+            long total = 0;
             byte[] chunk = new byte[16384];
             while (!inflater.finished()) {
                 int n = inflater.inflate(chunk);
                 if (n == 0 && (inflater.needsInput() || inflater.needsDictionary())) {
                     throw new InvalidMetadataException(FIELD, "is not a complete zlib stream (truncated)");
                 }
-                if (out.size() + (long) n > maxBytes) {
+                total += n;
+                if (total > maxBytes) {
                     throw new InvalidMetadataException(FIELD,
                             "inflates to more than " + maxBytes + " bytes; refused (zlib bomb?)");
                 }
-                out.write(chunk, 0, n);
+                if (out != null) {
+                    out.write(chunk, 0, n);
+                }
             }
-            if (out.size() == 0) {
+            if (total == 0) {
                 throw new InvalidMetadataException(FIELD, "inflates to no bytes");
             }
-            return out.toByteArray();
         } catch (DataFormatException e) {
             throw new InvalidMetadataException(FIELD, "is not zlib-compressed data: " + e.getMessage(), e);
         } finally {

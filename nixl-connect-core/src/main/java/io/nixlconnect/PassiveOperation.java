@@ -7,7 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -15,6 +16,8 @@ import java.util.UUID;
  * COMPLETE, CANCELLED (closed first) or ERRORED (passive timeout).
  */
 public abstract sealed class PassiveOperation extends AbstractOperation permits ReadableOperation, WritableOperation {
+
+    private static final SecureRandom KEYS = new SecureRandom();
 
     private final PassiveWindow window;
     private final int peers;
@@ -28,7 +31,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     /** {@code peers}: how many peers' notifications complete the operation (fan-out readables), at least 1. */
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, int peers) {
-        super(connector, kind, checkLocal(localDescriptors), UUID.randomUUID().toString());
+        super(connector, kind, checkLocal(localDescriptors), newNotificationKey());
         if (peers < 1) {
             throw new IllegalArgumentException("Argument `readers` must be at least 1, was " + peers + ".");
         }
@@ -57,6 +60,16 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
                                 + (peers == 1 ? "" : " (" + peersDone() + " of " + peers + " notified)"))));
         window.notified().whenComplete((ignored, error) -> finish(
                 error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+    }
+
+    /**
+     * 128 random bits as 32 hex digits. The key is also the embedded transport's credential for this operation's
+     * memory (a random UUID has only 122).
+     */
+    private static String newNotificationKey() {
+        byte[] key = new byte[16];
+        KEYS.nextBytes(key);
+        return HexFormat.of().formatHex(key);
     }
 
     /**

@@ -25,9 +25,10 @@ import tools.jackson.core.JacksonException;
  * application's own mapper; {@link #toJson()} and {@link #fromJson(String)} need no mapper at all.
  *
  * <p>Every rule of the wire format is checked on construction, and a broken rule raises an
- * {@link InvalidMetadataException} that names the field. The NIXL metadata is decoded (and its
- * decompression bounded by {@link #MAX_NIXL_METADATA_BYTES}) up front, so a malformed or hostile
- * document is refused before any memory is registered, read or written.
+ * {@link InvalidMetadataException} that names the field. The NIXL metadata is checked up front (it must
+ * decode and inflate, to at most {@link #MAX_NIXL_METADATA_BYTES}, through a small buffer: no decoded
+ * bytes are kept), so a malformed or hostile document is refused before any memory is registered, read
+ * or written; a connector then decodes it once more under its own, usually smaller, {@code maxMetadataSize}.
  */
 @JsonPropertyOrder({"descriptors", "nixl_metadata", "notification_key", "operation_kind"})
 @JsonIgnoreProperties(ignoreUnknown = false)
@@ -35,7 +36,7 @@ import tools.jackson.core.JacksonException;
         isGetterVisibility = JsonAutoDetect.Visibility.NONE, fieldVisibility = JsonAutoDetect.Visibility.NONE)
 public final class RdmaMetadata {
 
-    /** Upper bound on decoded NIXL agent metadata: a zlib "bomb" stops inflating here. */
+    /** Upper bound on decoded NIXL agent metadata anywhere (a connector's {@code maxMetadataSize} is at most this). */
     public static final int MAX_NIXL_METADATA_BYTES = 64 * 1024 * 1024;
 
     private static final Set<String> FIELDS =
@@ -45,7 +46,6 @@ public final class RdmaMetadata {
     private final String nixlMetadata;
     private final String notificationKey;
     private final OperationKind operationKind;
-    private final byte[] decodedNixlMetadata;
 
     /**
      * @param descriptors     the passive side's buffers; at least one
@@ -59,7 +59,7 @@ public final class RdmaMetadata {
         this(descriptors, nixlMetadata, notificationKey, operationKind, null);
     }
 
-    /** {@code decoded}: the agent metadata {@code nixlMetadata} encodes, when the caller has it; null decodes it. */
+    /** {@code decoded}: the agent metadata {@code nixlMetadata} encodes, when the caller has it (not kept); null checks that it decodes. */
     private RdmaMetadata(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
             OperationKind operationKind, byte[] decoded) {
         if (descriptors == null) {
@@ -86,7 +86,9 @@ public final class RdmaMetadata {
             throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + operationKind);
         }
         this.descriptors = Collections.unmodifiableList(new ArrayList<>(descriptors));
-        this.decodedNixlMetadata = decoded != null ? decoded : NixlMetadataCodec.decode(nixlMetadata, MAX_NIXL_METADATA_BYTES);
+        if (decoded == null) { // non-null: we encoded it ourselves, nothing to check
+            NixlMetadataCodec.validate(nixlMetadata, MAX_NIXL_METADATA_BYTES);
+        }
         this.nixlMetadata = nixlMetadata;
         this.notificationKey = notificationKey;
         this.operationKind = operationKind;
@@ -242,9 +244,12 @@ public final class RdmaMetadata {
         return operationKind.value();
     }
 
-    /** The passive agent's metadata, decoded (a fresh copy). */
+    /**
+     * The passive agent's metadata, decoded afresh on each call (nothing decoded is kept: a parsed document
+     * holds only its text). A connector decodes it under its own {@code maxMetadataSize} instead.
+     */
     public byte[] decodeNixlMetadata() {
-        return decodedNixlMetadata.clone();
+        return NixlMetadataCodec.decode(nixlMetadata, MAX_NIXL_METADATA_BYTES);
     }
 
     /** Total bytes over all descriptors. */

@@ -9,6 +9,12 @@ import java.util.Set;
 /** Validation of untyped JSON values the way pydantic's lax mode reads them. */
 final class WireValues {
 
+    /**
+     * Longest integer text converted: a signed 64-bit value has at most 19 digits, plus a sign. Anything longer is
+     * refused before conversion ({@code BigInteger} parsing is quadratic: a million digits take seconds of CPU).
+     */
+    static final int MAX_INTEGER_CHARS = 20;
+
     private WireValues() {
     }
 
@@ -25,16 +31,32 @@ final class WireValues {
             if (value instanceof BigInteger big) {
                 return big.longValueExact();
             }
-            if (value instanceof Double || value instanceof Float || value instanceof BigDecimal) {
+            if (value instanceof BigDecimal decimal) {
+                if (decimal.precision() - decimal.scale() > MAX_INTEGER_CHARS) {
+                    throw new ArithmeticException("too large");
+                }
+                return decimal.longValueExact();
+            }
+            if (value instanceof Double || value instanceof Float) {
                 return new BigDecimal(value.toString()).longValueExact();
             }
             if (value instanceof String text) {
-                return new BigInteger(text.trim()).longValueExact();
+                String digits = text.trim();
+                if (digits.length() > MAX_INTEGER_CHARS) {
+                    throw new InvalidMetadataException(field, "must be an integer in the signed 64-bit range; a text of "
+                            + digits.length() + " characters is longer than any (refused before conversion)");
+                }
+                return new BigInteger(digits).longValueExact();
             }
         } catch (ArithmeticException | NumberFormatException e) {
-            throw new InvalidMetadataException(field, "must be an integer in the signed 64-bit range, was " + value);
+            throw new InvalidMetadataException(field, "must be an integer in the signed 64-bit range, was "
+                    + abbreviate(String.valueOf(value)));
         }
         throw new InvalidMetadataException(field, "must be an integer, was " + describe(value));
+    }
+
+    private static String abbreviate(String text) {
+        return text.length() <= 64 ? text : text.substring(0, 32) + "…(" + text.length() + " characters)";
     }
 
     static String requireString(Object value, String field) {

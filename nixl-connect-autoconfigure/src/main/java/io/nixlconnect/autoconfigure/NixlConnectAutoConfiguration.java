@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.core.env.Environment;
@@ -27,9 +28,9 @@ public final class NixlConnectAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     Connector nixlConnector(NixlConnectProperties properties, Environment environment,
-            ObjectProvider<ConnectorOptionsCustomizer> customizers) {
+            ObjectProvider<SslBundles> sslBundles, ObjectProvider<ConnectorOptionsCustomizer> customizers) {
         return NixlConnectorFactory.create(properties, environment.getProperty("spring.application.name"),
-                customizers.orderedStream().toList());
+                sslBundles.getIfAvailable(), customizers.orderedStream().toList());
     }
 
     // The beans below need exactly one Connector: with two user-defined ones, they back off instead of failing.

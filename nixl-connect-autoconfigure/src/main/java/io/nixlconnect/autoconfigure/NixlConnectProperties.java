@@ -5,6 +5,7 @@ import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.transport.nixl.NixlSettings;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -93,6 +94,25 @@ public class NixlConnectProperties implements Validator {
                 errors.rejectValue("maxConnectionsPerPeer", "notPositive", "must be at least 1, such as "
                         + EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER + " (the default)");
             }
+            String secret = embedded.getSharedSecret();
+            if (secret != null && !secret.isBlank()
+                    && secret.getBytes(StandardCharsets.UTF_8).length < EmbeddedSettings.MIN_SHARED_SECRET_LENGTH) {
+                // an object error, not a field error: a field error would print the secret with the failure
+                errors.reject("sharedSecretTooShort", "nixl.connect.embedded.shared-secret must be at least "
+                        + EmbeddedSettings.MIN_SHARED_SECRET_LENGTH + " bytes (value not shown): set a long random "
+                        + "value, the same on every peer, or remove it for no authentication");
+            }
+            rejectUnlessPositive(errors, "idleTimeout", embedded.getIdleTimeout(), EmbeddedSettings.DEFAULT_IDLE_TIMEOUT);
+            rejectUnlessPositive(errors, "readTimeout", embedded.getReadTimeout(), EmbeddedSettings.DEFAULT_READ_TIMEOUT);
+            if (embedded.getMaxConnections() < 1) {
+                errors.rejectValue("maxConnections", "notPositive", "must be at least 1, such as "
+                        + EmbeddedSettings.DEFAULT_MAX_SERVER_CONNECTIONS + " (the default)");
+            } else if (embedded.getMaxConnectionsPerAddress() < 1
+                    || embedded.getMaxConnectionsPerAddress() > embedded.getMaxConnections()) {
+                errors.rejectValue("maxConnectionsPerAddress", "outOfRange", "must be between 1 and max-connections ("
+                        + embedded.getMaxConnections() + "), such as "
+                        + EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS + " (the default)");
+            }
         } else if (target instanceof Limits limits) {
             if (limits.getMaxInFlightOperations() < 1) {
                 errors.rejectValue("maxInFlightOperations", "notPositive", "must be at least 1, such as 4096 (the default)");
@@ -100,6 +120,11 @@ public class NixlConnectProperties implements Validator {
             DataSize size = limits.getMaxMetadataSize();
             if (size == null || size.compareTo(MIN_METADATA_SIZE) < 0 || size.compareTo(MAX_METADATA_SIZE) > 0) {
                 errors.rejectValue("maxMetadataSize", "outOfRange", "must be between 1KB and 64MB, such as 16MB (the default)");
+            }
+            if (limits.getMaxDescriptors() < 1 || limits.getMaxDescriptors() > ConnectorOptions.MAX_DESCRIPTORS_LIMIT) {
+                errors.rejectValue("maxDescriptors", "outOfRange", "must be between 1 and "
+                        + ConnectorOptions.MAX_DESCRIPTORS_LIMIT + ", such as " + ConnectorOptions.DEFAULT_MAX_DESCRIPTORS
+                        + " (the default)");
             }
         } else if (target instanceof Nixl nixl) {
             List<String> backends = nixl.getBackends();
@@ -127,6 +152,13 @@ public class NixlConnectProperties implements Validator {
             if (grace == null || grace.isNegative()) {
                 errors.rejectValue("gracePeriod", "negative", "must be zero or positive, such as 10s (the default)");
             }
+        }
+    }
+
+    private static void rejectUnlessPositive(Errors errors, String field, Duration value, Duration defaultValue) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            errors.rejectValue(field, "notPositive", "must be positive, such as "
+                    + defaultValue.toSeconds() + "s (the default)");
         }
     }
 
@@ -236,6 +268,30 @@ public class NixlConnectProperties implements Validator {
         /** Most connections opened to one peer at once; further transfers to it queue. */
         private int maxConnectionsPerPeer = EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER;
 
+        /**
+         * Secret every peer must prove (challenge-response, the secret never travels) before this worker reads its
+         * requests, and that this worker proves to the peers it connects to. At least 16 bytes, the same on every
+         * peer. Unset: no authentication.
+         */
+        private String sharedSecret;
+
+        private final Ssl ssl = new Ssl();
+
+        /** Longest the server waits for a connection's next request (or its authentication) before closing it. */
+        private Duration idleTimeout = EmbeddedSettings.DEFAULT_IDLE_TIMEOUT;
+
+        /** Longest a request in progress may make no progress before the server closes its connection. */
+        private Duration readTimeout = EmbeddedSettings.DEFAULT_READ_TIMEOUT;
+
+        /**
+         * Connections the server holds at once; its handler threads are bounded by the same number. When full, the
+         * connection that has waited longest for a request is closed to make room.
+         */
+        private int maxConnections = EmbeddedSettings.DEFAULT_MAX_SERVER_CONNECTIONS;
+
+        /** Connections the server holds at once from one remote address (at most max-connections). */
+        private int maxConnectionsPerAddress = EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+
         public String getBindAddress() {
             return bindAddress;
         }
@@ -267,6 +323,68 @@ public class NixlConnectProperties implements Validator {
         public void setMaxConnectionsPerPeer(int maxConnectionsPerPeer) {
             this.maxConnectionsPerPeer = maxConnectionsPerPeer;
         }
+
+        public String getSharedSecret() {
+            return sharedSecret;
+        }
+
+        public void setSharedSecret(String sharedSecret) {
+            this.sharedSecret = sharedSecret;
+        }
+
+        public Ssl getSsl() {
+            return ssl;
+        }
+
+        public Duration getIdleTimeout() {
+            return idleTimeout;
+        }
+
+        public void setIdleTimeout(Duration idleTimeout) {
+            this.idleTimeout = idleTimeout;
+        }
+
+        public Duration getReadTimeout() {
+            return readTimeout;
+        }
+
+        public void setReadTimeout(Duration readTimeout) {
+            this.readTimeout = readTimeout;
+        }
+
+        public int getMaxConnections() {
+            return maxConnections;
+        }
+
+        public void setMaxConnections(int maxConnections) {
+            this.maxConnections = maxConnections;
+        }
+
+        public int getMaxConnectionsPerAddress() {
+            return maxConnectionsPerAddress;
+        }
+
+        public void setMaxConnectionsPerAddress(int maxConnectionsPerAddress) {
+            this.maxConnectionsPerAddress = maxConnectionsPerAddress;
+        }
+
+        /** TLS for the embedded transport's connections. */
+        public static class Ssl {
+
+            /**
+             * Name of the SSL bundle (spring.ssl.bundle.*) whose key and trust material secure every connection,
+             * both ways: each side presents its certificate and checks the other's. Unset: plain TCP.
+             */
+            private String bundle;
+
+            public String getBundle() {
+                return bundle;
+            }
+
+            public void setBundle(String bundle) {
+                this.bundle = bundle;
+            }
+        }
     }
 
     /** Bounds that protect the worker from overload and hostile peers. */
@@ -277,6 +395,9 @@ public class NixlConnectProperties implements Validator {
 
         /** Largest decoded peer agent metadata accepted (1KB to 64MB). */
         private DataSize maxMetadataSize = DataSize.ofBytes(ConnectorOptions.DEFAULT_MAX_METADATA_SIZE);
+
+        /** Most descriptors a peer's metadata may list (1 to 1048576). */
+        private int maxDescriptors = ConnectorOptions.DEFAULT_MAX_DESCRIPTORS;
 
         public int getMaxInFlightOperations() {
             return maxInFlightOperations;
@@ -292,6 +413,14 @@ public class NixlConnectProperties implements Validator {
 
         public void setMaxMetadataSize(DataSize maxMetadataSize) {
             this.maxMetadataSize = maxMetadataSize;
+        }
+
+        public int getMaxDescriptors() {
+            return maxDescriptors;
+        }
+
+        public void setMaxDescriptors(int maxDescriptors) {
+            this.maxDescriptors = maxDescriptors;
         }
     }
 

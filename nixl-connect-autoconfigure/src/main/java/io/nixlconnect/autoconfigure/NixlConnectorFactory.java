@@ -12,8 +12,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.ssl.NoSuchSslBundleException;
+import org.springframework.boot.ssl.SslBundles;
 
 /**
  * Builds a {@link Connector} from {@link NixlConnectProperties} (already validated by Boot as they were bound) and
@@ -48,12 +51,13 @@ final class NixlConnectorFactory {
      *
      * @param properties      bound and already validated by Boot ({@link NixlConnectProperties} is its own validator)
      * @param applicationName {@code spring.application.name}, or null; the default worker id derives from it
+     * @param sslBundles      the application's SSL bundles; null when none are configured
      * @param customizers     applied in order to the options built from the properties
      * @throws NixlConnectorStartupException if the transport does not start
      */
-    static Connector create(NixlConnectProperties properties, String applicationName,
+    static Connector create(NixlConnectProperties properties, String applicationName, SslBundles sslBundles,
             List<ConnectorOptionsCustomizer> customizers) {
-        ConnectorOptions.Builder builder = options(properties, applicationName).toBuilder();
+        ConnectorOptions.Builder builder = options(properties, applicationName, sslBundles).toBuilder();
         customizers.forEach(customizer -> customizer.customize(builder));
         ConnectorOptions options = builder.build();
         checkCuda(properties.getCuda());
@@ -65,21 +69,23 @@ final class NixlConnectorFactory {
         }
     }
 
-    static ConnectorOptions options(NixlConnectProperties properties, String applicationName) {
+    /** @param sslBundles the application's SSL bundles; null when none are configured */
+    static ConnectorOptions options(NixlConnectProperties properties, String applicationName, SslBundles sslBundles) {
         NixlConnectProperties.Limits limits = properties.getLimits();
         return ConnectorOptions.builder()
                 .workerId(properties.getWorkerId() != null ? properties.getWorkerId() : defaultWorkerId(applicationName))
-                .transports(transports(properties))
+                .transports(transports(properties, sslBundles))
                 .operationTimeout(properties.getOperationTimeout())
                 .passiveTimeout(properties.getPassiveTimeout())
                 .maxInFlightOperations(limits.getMaxInFlightOperations())
                 .maxMetadataSize(Math.toIntExact(limits.getMaxMetadataSize().toBytes()))
+                .maxDescriptors(limits.getMaxDescriptors())
                 .build();
     }
 
     /** {@code nixl.connect.backend} as a preference list: {@code auto} is NIXL, then the embedded transport. */
-    static List<TransportSettings> transports(NixlConnectProperties properties) {
-        EmbeddedSettings embedded = embedded(properties.getEmbedded());
+    static List<TransportSettings> transports(NixlConnectProperties properties, SslBundles sslBundles) {
+        EmbeddedSettings embedded = embedded(properties.getEmbedded(), sslBundles);
         NixlSettings nixl = nixl(properties.getNixl());
         return switch (properties.getBackend()) {
             case NixlSettings.NAME -> List.of(nixl);
@@ -88,12 +94,36 @@ final class NixlConnectorFactory {
         };
     }
 
-    static EmbeddedSettings embedded(NixlConnectProperties.Embedded embedded) {
+    static EmbeddedSettings embedded(NixlConnectProperties.Embedded embedded, SslBundles sslBundles) {
+        String secret = embedded.getSharedSecret();
         return EmbeddedSettings.defaults()
                 .withBindAddress(embedded.getBindAddress())
                 .withPort(embedded.getPort())
                 .withAdvertisedAddress(embedded.getAdvertisedAddress())
-                .withMaxConnectionsPerPeer(embedded.getMaxConnectionsPerPeer());
+                .withMaxConnectionsPerPeer(embedded.getMaxConnectionsPerPeer())
+                .withSharedSecret(secret == null || secret.isBlank() ? null : secret)
+                .withSslContext(sslContext(embedded.getSsl().getBundle(), sslBundles))
+                .withTimeouts(embedded.getIdleTimeout(), embedded.getReadTimeout())
+                .withServerConnectionLimits(embedded.getMaxConnections(), embedded.getMaxConnectionsPerAddress());
+    }
+
+    /** The named bundle's SSL context; null when no bundle is named. */
+    private static SSLContext sslContext(String bundle, SslBundles sslBundles) {
+        if (bundle == null || bundle.isBlank()) {
+            return null;
+        }
+        String advice = " Define it under spring.ssl.bundle.jks." + bundle + " or spring.ssl.bundle.pem." + bundle
+                + ", or remove the property for plain TCP.";
+        if (sslBundles == null) {
+            throw new IllegalStateException("nixl.connect.embedded.ssl.bundle=" + bundle
+                    + " names an SSL bundle, but this application has no SSL bundles." + advice);
+        }
+        try {
+            return SslBundleContext.of(sslBundles.getBundle(bundle.trim()));
+        } catch (NoSuchSslBundleException e) { // not kept as the cause: the root cause should name the property
+            throw new IllegalStateException("nixl.connect.embedded.ssl.bundle=" + bundle
+                    + " names no SSL bundle of this application." + advice);
+        }
     }
 
     static NixlSettings nixl(NixlConnectProperties.Nixl nixl) {

@@ -41,6 +41,15 @@ class NixlConnectPropertiesTests {
         assertThat(properties.getEmbedded().getPort()).isEqualTo(embedded.port());
         assertThat(properties.getEmbedded().getAdvertisedAddress()).isEqualTo(embedded.advertisedAddress());
         assertThat(properties.getEmbedded().getMaxConnectionsPerPeer()).isEqualTo(embedded.maxConnectionsPerPeer());
+        assertThat(properties.getEmbedded().getSharedSecret()).isNull();
+        assertThat(embedded.sharedSecret()).isNull();
+        assertThat(properties.getEmbedded().getSsl().getBundle()).isNull();
+        assertThat(embedded.sslContext()).isNull();
+        assertThat(properties.getEmbedded().getIdleTimeout()).isEqualTo(embedded.idleTimeout());
+        assertThat(properties.getEmbedded().getReadTimeout()).isEqualTo(embedded.readTimeout());
+        assertThat(properties.getEmbedded().getMaxConnections()).isEqualTo(embedded.maxServerConnections());
+        assertThat(properties.getEmbedded().getMaxConnectionsPerAddress()).isEqualTo(embedded.maxConnectionsPerAddress());
+        assertThat(properties.getLimits().getMaxDescriptors()).isEqualTo(library.maxDescriptors());
 
         assertThat(properties.getNixl().getLibraryPath()).isNull();
         assertThat(nixl.libraryDir()).isNull();
@@ -54,7 +63,7 @@ class NixlConnectPropertiesTests {
 
     @Test
     void defaultPropertiesMapToTheLibraryDefaultOptions() {
-        ConnectorOptions mapped = NixlConnectorFactory.options(properties, "app");
+        ConnectorOptions mapped = NixlConnectorFactory.options(properties, "app", null);
         ConnectorOptions library = ConnectorOptions.builder().build();
         // backend 'auto' is the library's default preference list, each backend with its own defaults.
         assertThat(properties.getBackend()).isEqualTo("auto");
@@ -63,6 +72,7 @@ class NixlConnectPropertiesTests {
         assertThat(mapped.passiveTimeout()).isEqualTo(properties.getPassiveTimeout());
         assertThat(mapped.maxInFlightOperations()).isEqualTo(library.maxInFlightOperations());
         assertThat(mapped.maxMetadataSize()).isEqualTo(library.maxMetadataSize());
+        assertThat(mapped.maxDescriptors()).isEqualTo(library.maxDescriptors());
     }
 
     @Test
@@ -74,6 +84,16 @@ class NixlConnectPropertiesTests {
         assertThat(defaults.get("nixl.connect.embedded.port").asInt()).isEqualTo(EmbeddedSettings.DEFAULT_PORT);
         assertThat(defaults.get("nixl.connect.embedded.max-connections-per-peer").asInt())
                 .isEqualTo(EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER);
+        assertThat(defaults.get("nixl.connect.embedded.idle-timeout").asString())
+                .isEqualTo(EmbeddedSettings.DEFAULT_IDLE_TIMEOUT.toSeconds() + "s");
+        assertThat(defaults.get("nixl.connect.embedded.read-timeout").asString())
+                .isEqualTo(EmbeddedSettings.DEFAULT_READ_TIMEOUT.toSeconds() + "s");
+        assertThat(defaults.get("nixl.connect.embedded.max-connections").asInt())
+                .isEqualTo(EmbeddedSettings.DEFAULT_MAX_SERVER_CONNECTIONS);
+        assertThat(defaults.get("nixl.connect.embedded.max-connections-per-address").asInt())
+                .isEqualTo(EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
+        assertThat(defaults.get("nixl.connect.limits.max-descriptors").asInt())
+                .isEqualTo(ConnectorOptions.DEFAULT_MAX_DESCRIPTORS);
         assertThat(defaults.get("nixl.connect.limits.max-in-flight-operations").asInt())
                 .isEqualTo(ConnectorOptions.DEFAULT_MAX_IN_FLIGHT_OPERATIONS);
         assertThat(defaults.get("nixl.connect.limits.max-metadata-size").asString()).isEqualTo(

@@ -4,8 +4,17 @@ import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.transport.TransportSettings;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.transport.nixl.NixlSettings;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.util.List;
 import java.util.Locale;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * Connector options both benchmark JVMs share. The NIXL library directory comes from
@@ -15,6 +24,14 @@ import java.util.Locale;
 final class BenchmarkOptions {
 
     static final String LIBRARY_PATH_PROPERTY = "nixl.library.path";
+    /** PKCS#12 key store (key and trust both) for the embedded transport's TLS; unset: plain TCP. */
+    static final String TLS_KEY_STORE_PROPERTY = "bench.embedded.tls.keystore";
+    static final String TLS_PASSWORD_PROPERTY = "bench.embedded.tls.password";
+    /** Shared secret for the embedded transport; unset: none. */
+    static final String SECRET_PROPERTY = "bench.embedded.secret";
+    /** Properties the peer JVM inherits from the harness. */
+    static final List<String> FORWARDED = List.of(LIBRARY_PATH_PROPERTY, TLS_KEY_STORE_PROPERTY, TLS_PASSWORD_PROPERTY,
+            SECRET_PROPERTY);
 
     private BenchmarkOptions() {
     }
@@ -36,12 +53,39 @@ final class BenchmarkOptions {
             return NixlSettings.defaults().withLibraryDir(dir == null ? null : Path.of(dir));
         }
         if (name.equals(EmbeddedSettings.NAME)) {
-            return EmbeddedSettings.defaults();
+            EmbeddedSettings settings = EmbeddedSettings.defaults().withSharedSecret(blankToNull(System.getProperty(SECRET_PROPERTY)));
+            String keyStore = System.getProperty(TLS_KEY_STORE_PROPERTY);
+            if (keyStore != null && !keyStore.isBlank()) {
+                settings = settings.withSslContext(sslContext(Path.of(keyStore),
+                        System.getProperty(TLS_PASSWORD_PROPERTY, "changeit").toCharArray()));
+            }
+            return settings;
         }
         throw new IllegalArgumentException("backend must be embedded or nixl, was " + backend);
     }
 
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value;
+    }
+
     static ConnectorOptions.Builder connector(String workerId, String backend) {
         return ConnectorOptions.builder().workerId(workerId).transports(transport(backend));
+    }
+
+    /** One key store serves as both key material and trust anchors (the benchmark's two JVMs share it). */
+    private static SSLContext sslContext(Path keyStore, char[] password) {
+        try (InputStream in = Files.newInputStream(keyStore)) {
+            KeyStore store = KeyStore.getInstance("PKCS12");
+            store.load(in, password);
+            KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            keys.init(store, password);
+            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(store);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(keys.getKeyManagers(), trust.getTrustManagers(), null);
+            return context;
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalStateException("Cannot load the benchmark key store " + keyStore + ": " + e, e);
+        }
     }
 }

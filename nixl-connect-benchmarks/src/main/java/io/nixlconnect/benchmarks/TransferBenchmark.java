@@ -50,6 +50,11 @@ public final class TransferBenchmark {
         if (BenchmarkOptions.nixlLibraryDir() != null) {
             command.add("-D" + BenchmarkOptions.LIBRARY_PATH_PROPERTY + "=" + BenchmarkOptions.nixlLibraryDir());
         }
+        for (String property : BenchmarkOptions.FORWARDED) {
+            if (!property.equals(BenchmarkOptions.LIBRARY_PATH_PROPERTY) && System.getProperty(property) != null) {
+                command.add("-D" + property + "=" + System.getProperty(property));
+            }
+        }
         command.add(BenchmarkPeer.class.getName());
         command.add(backend);
         Process peer = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();

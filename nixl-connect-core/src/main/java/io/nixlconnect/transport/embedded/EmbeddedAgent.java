@@ -8,8 +8,6 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
-import java.nio.channels.SocketChannel;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,6 +52,8 @@ final class EmbeddedAgent implements TransportAgent {
         details.put("openWindows", windows.size());
         details.put("transfersInFlight", transfers.size());
         details.put("remoteAgents", remotes.size());
+        details.put("tls", transport.authentication().usesTls());
+        details.put("sharedSecret", transport.authentication().requiresSecret());
         return details;
     }
 
@@ -124,9 +124,9 @@ final class EmbeddedAgent implements TransportAgent {
             throw new TransportException("Transfer needs equally long, non-empty local and remote lists (" + local.size()
                     + " vs " + remote.size() + ")");
         }
-        if (notification.length > Wire.MAX_NOTIFICATION) {
-            throw new TransportException("Notification of " + notification.length + " bytes exceeds "
-                    + Wire.MAX_NOTIFICATION);
+        if (notification.length == 0 || notification.length > Wire.MAX_CREDENTIAL) {
+            throw new TransportException("Notification must be 1.." + Wire.MAX_CREDENTIAL + " bytes, was "
+                    + notification.length);
         }
         for (int i = 0; i < local.size(); i++) {
             MemoryRegion region = local.get(i);
@@ -168,6 +168,7 @@ final class EmbeddedAgent implements TransportAgent {
                         + " bytes) is not registered with agent '" + name + "'");
             }
         }
+        requireCredential(notification);
         NotificationKey key = new NotificationKey(notification);
         EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key, notifications);
         if (windowsByNotification.putIfAbsent(key, window) != null) {
@@ -186,52 +187,15 @@ final class EmbeddedAgent implements TransportAgent {
     }
 
     /**
-     * Enters every window needed to serve the ranges with {@code access}, or none.
-     *
-     * @return the entered windows; {@code null} if some range lies outside every live window
+     * The live window opened with {@code credential} for {@code access}, entered on behalf of {@code link}
+     * (the caller must {@link EmbeddedWindow#exit exit} it); {@code null} when there is none.
      */
-    List<EmbeddedWindow> enter(TransferOp access, long[] addresses, long[] lengths, SocketChannel channel) {
-        List<EmbeddedWindow> entered = new ArrayList<>();
-        for (int i = 0; i < addresses.length; i++) {
-            EmbeddedWindow found = null;
-            for (EmbeddedWindow window : entered) {
-                if (window.covers(addresses[i], lengths[i])) {
-                    found = window;
-                    break;
-                }
-            }
-            if (found == null) {
-                for (EmbeddedWindow window : windows) {
-                    if (window.access() == access && window.covers(addresses[i], lengths[i]) && window.enter(channel)) {
-                        found = window;
-                        entered.add(window);
-                        break;
-                    }
-                }
-            }
-            if (found == null) {
-                exit(entered, channel);
-                return null;
-            }
+    EmbeddedWindow enter(TransferOp access, byte[] credential, Link link) {
+        EmbeddedWindow window = windowsByNotification.get(new NotificationKey(credential));
+        if (window == null || window.access() != access || !window.enter(link)) {
+            return null;
         }
-        return entered;
-    }
-
-    /** Memory type of an entered range (the windows were checked to cover it). */
-    static MemoryType typeOf(List<EmbeddedWindow> entered, long address, long length) {
-        for (EmbeddedWindow window : entered) {
-            MemoryRegion region = window.regionCovering(address, length);
-            if (region != null) {
-                return region.type();
-            }
-        }
-        throw new IllegalStateException("range not inside the entered windows");
-    }
-
-    static void exit(List<EmbeddedWindow> entered, SocketChannel channel) {
-        for (EmbeddedWindow window : entered) {
-            window.exit(channel);
-        }
+        return window;
     }
 
     /**
@@ -241,6 +205,15 @@ final class EmbeddedAgent implements TransportAgent {
     EmbeddedWindow claim(byte[] notification) {
         EmbeddedWindow window = windowsByNotification.get(new NotificationKey(notification));
         return window != null && window.claim() ? window : null;
+    }
+
+    /** A window's notification is also the credential peers must present to reach it, so it must be one. */
+    private static void requireCredential(byte[] notification) {
+        if (notification.length < Wire.MIN_CREDENTIAL || notification.length > Wire.MAX_CREDENTIAL) {
+            throw new TransportException("The embedded transport uses the notification as the window's credential: it must be "
+                    + Wire.MIN_CREDENTIAL + ".." + Wire.MAX_CREDENTIAL + " bytes (128 random bits or more), was "
+                    + notification.length);
+        }
     }
 
     private void ensureOpen() {

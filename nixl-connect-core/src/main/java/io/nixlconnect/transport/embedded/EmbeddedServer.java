@@ -1,50 +1,81 @@
 package io.nixlconnect.transport.embedded;
 
-import io.nixlconnect.transport.MemoryType;
+import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.TransferOp;
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
+import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Accepts peers and serves their requests, one thread per connection (peers cap their connections). */
+/**
+ * Accepts peers and serves their requests, one thread per connection from a bounded pool.
+ *
+ * <p>Under hostile load it holds its limits: at most {@code maxServerConnections} connections and
+ * {@code maxConnectionsPerAddress} from one address; a connection that waits for its next request (or its
+ * authentication) longer than {@code idleTimeout}, or makes no progress for {@code readTimeout} in the middle
+ * of one, is closed. When a limit is reached, the connection that has waited longest for a request is closed
+ * to make room, so idle or trickling connections cannot lock out a peer that actually sends requests; only a
+ * connection in the middle of a request is never evicted.
+ */
 final class EmbeddedServer {
 
     private static final Logger log = LoggerFactory.getLogger(EmbeddedServer.class);
-    static final int MAX_CONNECTIONS = 1024;
+    /** Handler threads beyond the connection limit, for evicted connections still winding down. */
+    private static final int HANDLER_SLACK = 16;
+    private static final long EVICTION_WAIT_MILLIS = 1000;
 
     private final EmbeddedTransport transport;
+    private final EmbeddedSettings settings;
+    private final PeerAuthentication authentication;
     private final ServerSocketChannel server;
-    private final ExecutorService handlers;
-    private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
+    private final ThreadPoolExecutor handlers;
+    private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
+    private final Thread reaper;
     private volatile boolean running = true;
 
-    EmbeddedServer(EmbeddedTransport transport, String bindAddress, int port, ExecutorService handlers) throws IOException {
+    EmbeddedServer(EmbeddedTransport transport, EmbeddedSettings settings, PeerAuthentication authentication)
+            throws IOException {
         this.transport = transport;
-        this.handlers = handlers;
+        this.settings = settings;
+        this.authentication = authentication;
         this.server = ServerSocketChannel.open();
         try {
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             server.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
-            server.bind(new InetSocketAddress(bindAddress, port), 256);
+            server.bind(new InetSocketAddress(settings.bindAddress(), settings.port()), 256);
         } catch (IOException e) {
             server.close();
             throw e;
         }
+        AtomicInteger ids = new AtomicInteger();
+        this.handlers = new ThreadPoolExecutor(0, settings.maxServerConnections() + HANDLER_SLACK, 30, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), runnable -> {
+                    Thread thread = new Thread(runnable, "nixl-embedded-serve-" + ids.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
         this.acceptor = new Thread(this::acceptLoop, "nixl-embedded-accept-" + localPort());
         acceptor.setDaemon(true);
+        this.reaper = new Thread(this::reapLoop, "nixl-embedded-timeouts-" + localPort());
+        reaper.setDaemon(true);
         acceptor.start();
+        reaper.start();
     }
 
     int localPort() {
@@ -53,6 +84,16 @@ final class EmbeddedServer {
 
     boolean isRunning() {
         return running && acceptor.isAlive();
+    }
+
+    /** Open connections (for tests and health details). */
+    int connectionCount() {
+        return connections.size();
+    }
+
+    /** Threads serving connections now. */
+    int handlerThreads() {
+        return handlers.getPoolSize();
     }
 
     private void acceptLoop() {
@@ -68,97 +109,196 @@ final class EmbeddedServer {
                 }
                 continue;
             }
-            if (connections.size() >= MAX_CONNECTIONS) {
-                log.warn("Embedded transport: refusing a connection, {} already open", connections.size());
-                closeQuietly(channel);
-                continue;
-            }
-            connections.add(channel);
-            try {
-                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                channel.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
-                handlers.execute(() -> serve(channel));
-            } catch (IOException | RuntimeException e) {
-                connections.remove(channel);
-                closeQuietly(channel);
-            }
+            admit(channel);
         }
     }
 
-    private void serve(SocketChannel channel) {
-        // Windows this connection has started to read or write and not yet notified: if it drops, that peer is gone.
-        Set<EmbeddedWindow> unfinished = new java.util.HashSet<>();
-        String reason = "the peer closed the connection";
+    /** Makes room under the limits (evicting the longest-waiting connection if need be), then serves. */
+    private void admit(SocketChannel channel) {
+        InetAddress address = remoteAddress(channel);
+        Connection victim = null;
+        boolean full;
+        int fromAddress = 0;
+        for (Connection connection : connections) {
+            if (connection.address.equals(address)) {
+                fromAddress++;
+            }
+        }
+        if (fromAddress >= settings.maxConnectionsPerAddress()) {
+            victim = longestWaiting(address);
+            full = true;
+        } else if (connections.size() >= settings.maxServerConnections()) {
+            victim = longestWaiting(null);
+            full = true;
+        } else {
+            full = false;
+        }
+        if (full) {
+            if (victim == null) {
+                log.warn("Embedded transport: refusing a connection from {}: every one of the {} open connections is "
+                        + "in the middle of a request", address, connections.size());
+                closeQuietly(channel);
+                return;
+            }
+            log.debug("Embedded transport: connection limit reached; closing the one from {} that waited longest",
+                    victim.address);
+            victim.abort();
+            victim.awaitGone(EVICTION_WAIT_MILLIS);
+        }
+        Connection connection = new Connection(channel, address);
+        connections.add(connection);
         try {
-            Wire.Request request;
-            while ((request = Wire.readRequest(channel)) != null) {
-                handle(channel, request, unfinished);
-            }
-        } catch (IOException e) {
-            reason = e.toString();
-            log.debug("Embedded transport: connection dropped: {}", reason);
-        } finally {
-            connections.remove(channel);
-            closeQuietly(channel);
-            for (EmbeddedWindow window : unfinished) {
-                window.peerLost("the connection of the peer that was " + (window.access() == TransferOp.READ
-                        ? "reading" : "writing") + " this operation's memory dropped before it notified (" + reason + ")");
-            }
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            channel.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
+            handlers.execute(() -> serve(connection));
+        } catch (IOException | RejectedExecutionException e) {
+            log.warn("Embedded transport: cannot serve a connection from {}: {}", address, e.toString());
+            connection.finished();
         }
     }
 
-    private void handle(SocketChannel channel, Wire.Request request, Set<EmbeddedWindow> unfinished) throws IOException {
-        EmbeddedAgent agent = transport.agent(request.agent());
-        if (agent == null) {
-            Wire.writeError(channel, "no agent named '" + request.agent() + "' is served here (closed or never existed)");
-            return;
+    /** The connection (from {@code address}, or any when null) that has waited longest for a request. */
+    private Connection longestWaiting(InetAddress address) {
+        Connection oldest = null;
+        long oldestSince = 0;
+        for (Connection connection : connections) {
+            long since = connection.waitingSince;
+            if (since != Connection.BUSY && (address == null || connection.address.equals(address))
+                    && (oldest == null || since - oldestSince < 0)) {
+                oldest = connection;
+                oldestSince = since;
+            }
         }
-        switch (request.type()) {
-            case Wire.NOTIFY -> unfinished.remove(
-                    deliver(channel, agent, request.notification(), " (completed, closed or never created)"));
-            // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
-            case Wire.READ -> moveRanges(channel, agent, request, TransferOp.READ, unfinished);
-            case Wire.WRITE -> {
-                // The data has landed: only now may the passive side learn of it.
-                if (moveRanges(channel, agent, request, TransferOp.WRITE, unfinished)) {
-                    unfinished.remove(deliver(channel, agent, request.notification(), ""));
+        return oldest != null && oldest.evict() ? oldest : null;
+    }
+
+    /** Closes connections past their idle or read timeout. */
+    private void reapLoop() {
+        long idle = settings.idleTimeout().toNanos();
+        long read = settings.readTimeout().toNanos();
+        long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.SECONDS.toNanos(1), Math.min(idle, read) / 4));
+        while (running) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(tick);
+            } catch (InterruptedException e) {
+                return;
+            }
+            long now = System.nanoTime();
+            for (Connection connection : connections) {
+                long since = connection.waitingSince;
+                if (since != Connection.BUSY ? now - since > idle : now - connection.lastProgress() > read) {
+                    log.debug("Embedded transport: closing a connection from {} that {}", connection.address,
+                            since != Connection.BUSY ? "waited too long for a request" : "stalled mid-request");
+                    connection.abort();
                 }
             }
-            default -> throw new Wire.ProtocolException("unknown request type " + request.type());
+        }
+    }
+
+    private void serve(Connection connection) {
+        try {
+            Link link = authentication.server(connection.channel);
+            if (link == null) {
+                return;
+            }
+            connection.link = link;
+            while (true) {
+                connection.awaitRequest();
+                Wire.Head head;
+                try {
+                    head = Wire.readHead(link);
+                } catch (Wire.UnexpectedHelloException e) {
+                    PeerAuthentication.refuseUnexpectedHello(link);
+                    return;
+                } catch (Wire.OutdatedPeerException e) {
+                    Wire.writeError(link, e.getMessage()); // version 1 reads responses the same way
+                    return;
+                }
+                if (head == null || !connection.beginRequest()) {
+                    return;
+                }
+                if (!handle(connection, link, head)) {
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            connection.dropReason = e.toString();
+            log.debug("Embedded transport: connection dropped: {}", e.toString());
+        } catch (RuntimeException e) {
+            log.warn("Embedded transport: connection from {} failed", connection.address, e);
+        } finally {
+            connection.finished();
         }
     }
 
     /**
-     * Serves the request's ranges if every one lies inside a live window of the right kind: streams them
-     * out (READ) or in (WRITE). Refuses the whole request, touching nothing, otherwise.
+     * Serves one request.
      *
-     * @return whether the ranges were moved
+     * @return whether the connection is still in step with the peer (false: drop it)
      */
-    private boolean moveRanges(SocketChannel channel, EmbeddedAgent agent, Wire.Request request, TransferOp access,
-            Set<EmbeddedWindow> unfinished) throws IOException {
-        List<EmbeddedWindow> windows = agent.enter(access, request.addresses(), request.lengths(), channel);
-        if (windows == null) {
-            Wire.writeError(channel, access + " refused: a requested range lies outside every live "
-                    + (access == TransferOp.READ ? "ReadableOperation" : "WritableOperation"));
-            return false;
+    private boolean handle(Connection connection, Link link, Wire.Head head) throws IOException {
+        EmbeddedAgent agent = transport.agent(head.agent());
+        return switch (head.type()) {
+            case Wire.NOTIFY -> {
+                connection.notified(deliver(link, agent, head.credential()));
+                yield true;
+            }
+            // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
+            case Wire.READ -> moveRanges(connection, link, agent, head, TransferOp.READ);
+            case Wire.WRITE -> {
+                // The data has landed: only now may the passive side learn of it.
+                if (!moveRanges(connection, link, agent, head, TransferOp.WRITE)) {
+                    yield false;
+                }
+                connection.notified(deliver(link, agent, head.credential()));
+                yield true;
+            }
+            default -> throw new Wire.ProtocolException("unknown request type " + head.type());
+        };
+    }
+
+    /**
+     * Serves a request's ranges from the one live window opened with its credential, if every range lies inside
+     * it: streams them out (READ) or in (WRITE). Refuses otherwise, touching nothing, with the same answer
+     * whatever the reason, so refusals tell a prober nothing.
+     *
+     * @return whether the ranges were moved (false: refused, and the connection must be dropped)
+     */
+    private boolean moveRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head, TransferOp access)
+            throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.enter(access, head.credential(), link);
+        if (window == null) {
+            refuse(link, access);
+            return head.count() == 0;
         }
-        unfinished.addAll(windows);
         try {
-            Wire.writeOk(channel);
-            for (int i = 0; i < request.addresses().length; i++) {
-                long address = request.addresses()[i];
-                long length = request.lengths()[i];
-                MemoryType type = EmbeddedAgent.typeOf(windows, address, length);
+            Ranges ranges = new Ranges(window);
+            if (!Wire.readRanges(link, head.count(), ranges)) {
+                refuse(link, access);
+                return false;
+            }
+            connection.unfinished.add(window); // from here the peer has started on the window
+            Wire.writeOk(link);
+            for (int i = 0; i < ranges.size; i++) {
+                long address = ranges.addresses[i];
+                long length = ranges.lengths[i];
+                MemoryRegion region = window.regionCovering(address, length);
                 if (access == TransferOp.READ) {
-                    Wire.sendMemory(channel, type, address, length, transport.staging());
+                    Wire.sendMemory(link, region.type(), address, length, transport.staging());
                 } else {
-                    Wire.receiveMemory(channel, type, address, length, transport.staging());
+                    Wire.receiveMemory(link, region.type(), address, length, transport.staging());
                 }
             }
             return true;
         } finally {
-            EmbeddedAgent.exit(windows, channel);
+            window.exit(link);
         }
+    }
+
+    private static void refuse(Link link, TransferOp access) throws IOException {
+        Wire.writeError(link, access + " refused: no live "
+                + (access == TransferOp.READ ? "ReadableOperation" : "WritableOperation")
+                + " with this credential covers every requested range");
     }
 
     /**
@@ -167,37 +307,61 @@ final class EmbeddedServer {
      *
      * @return the window the notification was for, or null
      */
-    private static EmbeddedWindow deliver(SocketChannel channel, EmbeddedAgent agent, byte[] notification, String hint)
-            throws IOException {
-        if (notification.length == 0) {
-            Wire.writeOk(channel);
-            return null;
-        }
-        EmbeddedWindow window = agent.claim(notification);
+    private static EmbeddedWindow deliver(Link link, EmbeddedAgent agent, byte[] notification) throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.claim(notification);
         if (window == null) {
-            Wire.writeError(channel, "no passive operation waits for notification '"
-                    + new String(notification, StandardCharsets.UTF_8) + "'" + hint);
+            Wire.writeError(link, "no passive operation waits for this notification (completed, closed or never created)");
             return null;
         }
         try {
-            Wire.writeOk(channel);
+            Wire.writeOk(link);
         } finally {
             window.deliver(); // the data has landed whether or not the answer reaches the peer
         }
         return window;
     }
 
+    /**
+     * A connection ended. Every window it had started to read or write and not notified has lost its peer before
+     * completing: the window fails at once with the reason (a fan-out readable waits on for its other readers).
+     */
+    private static void connectionEnded(Connection connection) {
+        for (EmbeddedWindow window : connection.unfinished) {
+            if (!window.notified().isDone()) {
+                log.debug("Embedded transport: a peer from {} disconnected after starting on a window, before notifying it",
+                        connection.address);
+            }
+            window.peerLost("the connection of the peer that was " + (window.access() == TransferOp.READ
+                    ? "reading" : "writing") + " this operation's memory dropped before it notified ("
+                    + connection.dropReason + ")");
+        }
+        connection.unfinished.clear();
+    }
+
     void close() {
         running = false;
         closeQuietly(server);
-        for (SocketChannel channel : connections) {
-            closeQuietly(channel);
+        for (Connection connection : connections) {
+            connection.abort();
         }
+        reaper.interrupt();
         try {
             acceptor.join(5000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        handlers.shutdown();
+    }
+
+    private static InetAddress remoteAddress(SocketChannel channel) {
+        try {
+            if (channel.getRemoteAddress() instanceof InetSocketAddress remote) {
+                return remote.getAddress();
+            }
+        } catch (IOException ignored) {
+            // fall through: an unknown address counts as one address
+        }
+        return InetAddress.getLoopbackAddress();
     }
 
     private static void closeQuietly(Closeable closeable) {
@@ -205,6 +369,108 @@ final class EmbeddedServer {
             closeable.close();
         } catch (IOException ignored) {
             // closing is all we wanted
+        }
+    }
+
+    /** A request's ranges, checked against the window one by one as they arrive; storage grows with what arrived. */
+    private static final class Ranges implements Wire.RangeSink {
+        private final EmbeddedWindow window;
+        private long[] addresses = new long[16];
+        private long[] lengths = new long[16];
+        private int size;
+
+        Ranges(EmbeddedWindow window) {
+            this.window = window;
+        }
+
+        @Override
+        public boolean accept(long address, long length) {
+            if (!window.covers(address, length)) {
+                return false;
+            }
+            if (size == addresses.length) {
+                addresses = Arrays.copyOf(addresses, size * 2);
+                lengths = Arrays.copyOf(lengths, size * 2);
+            }
+            addresses[size] = address;
+            lengths[size] = length;
+            size++;
+            return true;
+        }
+    }
+
+    /** One accepted connection: where it is from, and since when it waits for a request ({@link #BUSY} while in one). */
+    private final class Connection {
+        static final long BUSY = Long.MIN_VALUE;
+
+        final SocketChannel channel;
+        final InetAddress address;
+        final AtomicInteger state = new AtomicInteger(WAITING);
+        final CountDownLatch gone = new CountDownLatch(1);
+        volatile long waitingSince = System.nanoTime();
+        volatile Link link;
+        /** Windows this connection started to read or write and has not notified: if it drops, that peer is gone. */
+        final Set<EmbeddedWindow> unfinished = ConcurrentHashMap.newKeySet();
+        /** Why the connection ended, for the windows it leaves unfinished. */
+        volatile String dropReason = "the peer closed the connection";
+
+        static final int WAITING = 0;
+        static final int IN_REQUEST = 1;
+        static final int EVICTED = 2;
+
+        Connection(SocketChannel channel, InetAddress address) {
+            this.channel = channel;
+            this.address = address;
+        }
+
+        /** The peer notified {@code window} (null: nothing was notified). */
+        void notified(EmbeddedWindow window) {
+            if (window != null) {
+                unfinished.remove(window);
+            }
+        }
+
+        void awaitRequest() {
+            waitingSince = System.nanoTime();
+            state.compareAndSet(IN_REQUEST, WAITING);
+        }
+
+        /** Marks the connection busy; false if it was chosen for eviction meanwhile. */
+        boolean beginRequest() {
+            if (!state.compareAndSet(WAITING, IN_REQUEST)) {
+                return false;
+            }
+            waitingSince = BUSY;
+            return true;
+        }
+
+        boolean evict() {
+            return state.compareAndSet(WAITING, EVICTED);
+        }
+
+        long lastProgress() {
+            Link current = link;
+            return current == null ? waitingSince : current.lastProgressNanos();
+        }
+
+        /** Closes the socket from any thread; the serving thread's blocked read or write fails. */
+        void abort() {
+            closeQuietly(channel);
+        }
+
+        void finished() {
+            abort();
+            connectionEnded(this);
+            connections.remove(this);
+            gone.countDown();
+        }
+
+        void awaitGone(long millis) {
+            try {
+                gone.await(millis, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

@@ -2,19 +2,33 @@ package io.nixlconnect.transport.embedded;
 
 import io.nixlconnect.transport.Transport;
 import io.nixlconnect.transport.TransportSettings;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import javax.net.ssl.SSLContext;
 
 /**
  * Settings of the embedded (pure-Java TCP) transport; every default is defined here, once. Start from
  * {@link #defaults()} and change what differs with the {@code with…} methods.
  *
- * @param bindAddress           address the server listens on (default {@value #DEFAULT_BIND_ADDRESS}: loopback)
- * @param port                  port, 0 (the default) for an ephemeral one
- * @param advertisedAddress     address peers are told to connect to; null (the default): the bind address, or
- *                              this host's address when binding a wildcard
- * @param maxConnectionsPerPeer concurrent connections to one peer; further transfers queue
+ * @param bindAddress              address the server listens on (default {@value #DEFAULT_BIND_ADDRESS}: loopback)
+ * @param port                     port, 0 (the default) for an ephemeral one
+ * @param advertisedAddress        address peers are told to connect to; null (the default): the bind address, or this host's
+ *                                 address when binding a wildcard
+ * @param maxConnectionsPerPeer    concurrent connections to one peer; further transfers queue
+ * @param sharedSecret             secret every peer must prove before the server reads a request, and that this
+ *                                 side proves to the peers it connects to; null: no authentication. At least
+ *                                 {@value #MIN_SHARED_SECRET_LENGTH} bytes (UTF-8)
+ * @param sslContext               TLS for every connection, both ways, each side presenting its certificate and
+ *                                 checking the other's against the context's trust material; null: plain TCP
+ * @param idleTimeout              longest the server waits for a connection's next request (or its
+ *                                 authentication) before closing it
+ * @param readTimeout              longest a request in progress may make no progress before the server closes it
+ * @param maxServerConnections     connections the server holds at once; handler threads are bounded by it
+ * @param maxConnectionsPerAddress connections the server holds at once from one remote address
  */
-public record EmbeddedSettings(String bindAddress, int port, String advertisedAddress, int maxConnectionsPerPeer)
-        implements TransportSettings {
+public record EmbeddedSettings(String bindAddress, int port, String advertisedAddress, int maxConnectionsPerPeer,
+        String sharedSecret, SSLContext sslContext, Duration idleTimeout, Duration readTimeout,
+        int maxServerConnections, int maxConnectionsPerAddress) implements TransportSettings {
 
     /** The backend's name. */
     public static final String NAME = "embedded";
@@ -24,6 +38,16 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     public static final int DEFAULT_PORT = 0;
     /** Default for {@link #maxConnectionsPerPeer}. */
     public static final int DEFAULT_MAX_CONNECTIONS_PER_PEER = 8;
+    /** Default for {@link #idleTimeout}. */
+    public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
+    /** Default for {@link #readTimeout}. */
+    public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(30);
+    /** Default for {@link #maxServerConnections}. */
+    public static final int DEFAULT_MAX_SERVER_CONNECTIONS = 1024;
+    /** Default for {@link #maxConnectionsPerAddress}. */
+    public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+    /** Shortest accepted {@link #sharedSecret}, in bytes. */
+    public static final int MIN_SHARED_SECRET_LENGTH = 16;
 
     public EmbeddedSettings {
         if (bindAddress == null || bindAddress.isBlank()) {
@@ -36,28 +60,90 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
         if (maxConnectionsPerPeer < 1) {
             throw new IllegalArgumentException("maxConnectionsPerPeer must be >= 1, was " + maxConnectionsPerPeer);
         }
+        if (sharedSecret != null && sharedSecret.getBytes(StandardCharsets.UTF_8).length < MIN_SHARED_SECRET_LENGTH) {
+            throw new IllegalArgumentException("sharedSecret must be at least " + MIN_SHARED_SECRET_LENGTH
+                    + " bytes (use a long random value, the same on every peer), or null for none");
+        }
+        requirePositive(idleTimeout, "idleTimeout");
+        requirePositive(readTimeout, "readTimeout");
+        if (maxServerConnections < 1) {
+            throw new IllegalArgumentException("maxServerConnections must be >= 1, was " + maxServerConnections);
+        }
+        if (maxConnectionsPerAddress < 1 || maxConnectionsPerAddress > maxServerConnections) {
+            throw new IllegalArgumentException("maxConnectionsPerAddress must be 1..maxServerConnections ("
+                    + maxServerConnections + "), was " + maxConnectionsPerAddress);
+        }
     }
 
-    /** Loopback, a free port, at most {@value #DEFAULT_MAX_CONNECTIONS_PER_PEER} connections per peer. */
+    private static void requirePositive(Duration duration, String name) {
+        if (duration == null || duration.isNegative() || duration.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive, was " + duration);
+        }
+    }
+
+    /** These settings with peers authenticated by {@code secret} (null: none). */
+    public EmbeddedSettings withSharedSecret(String secret) {
+        return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, secret, sslContext,
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress);
+    }
+
+    /** These settings with every connection over TLS from {@code context} (null: plain TCP). */
+    public EmbeddedSettings withSslContext(SSLContext context) {
+        return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, context,
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress);
+    }
+
+    /** These settings with the server's timeouts. */
+    public EmbeddedSettings withTimeouts(Duration idle, Duration read) {
+        return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
+                idle, read, maxServerConnections, maxConnectionsPerAddress);
+    }
+
+    /** These settings with the server's connection limits. */
+    public EmbeddedSettings withServerConnectionLimits(int maxConnections, int maxPerAddress) {
+        return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
+                idleTimeout, readTimeout, maxConnections, maxPerAddress);
+    }
+
+    /** Never prints the secret. */
+    @Override
+    public String toString() {
+        return "EmbeddedSettings[bindAddress=" + bindAddress + ", port=" + port + ", advertisedAddress="
+                + advertisedAddress + ", maxConnectionsPerPeer=" + maxConnectionsPerPeer + ", sharedSecret="
+                + (sharedSecret == null ? "none" : "(set)") + ", tls=" + (sslContext != null) + ", idleTimeout="
+                + idleTimeout + ", readTimeout=" + readTimeout + ", maxServerConnections=" + maxServerConnections
+                + ", maxConnectionsPerAddress=" + maxConnectionsPerAddress + "]";
+    }
+
+    /**
+     * Loopback, a free port, at most {@value #DEFAULT_MAX_CONNECTIONS_PER_PEER} connections per peer, plain TCP
+     * without authentication, and the default server timeouts and connection limits.
+     */
     public static EmbeddedSettings defaults() {
-        return new EmbeddedSettings(DEFAULT_BIND_ADDRESS, DEFAULT_PORT, null, DEFAULT_MAX_CONNECTIONS_PER_PEER);
+        return new EmbeddedSettings(DEFAULT_BIND_ADDRESS, DEFAULT_PORT, null, DEFAULT_MAX_CONNECTIONS_PER_PEER, null,
+                null, DEFAULT_IDLE_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_MAX_SERVER_CONNECTIONS,
+                DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
     }
 
     public EmbeddedSettings withBindAddress(String address) {
-        return new EmbeddedSettings(address, port, advertisedAddress, maxConnectionsPerPeer);
+        return new EmbeddedSettings(address, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress);
     }
 
     public EmbeddedSettings withPort(int newPort) {
-        return new EmbeddedSettings(bindAddress, newPort, advertisedAddress, maxConnectionsPerPeer);
+        return new EmbeddedSettings(bindAddress, newPort, advertisedAddress, maxConnectionsPerPeer, sharedSecret,
+                sslContext, idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress);
     }
 
     /** {@code null} or blank: advertise the bind address (or this host's, for a wildcard bind). */
     public EmbeddedSettings withAdvertisedAddress(String address) {
-        return new EmbeddedSettings(bindAddress, port, address, maxConnectionsPerPeer);
+        return new EmbeddedSettings(bindAddress, port, address, maxConnectionsPerPeer, sharedSecret, sslContext,
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress);
     }
 
     public EmbeddedSettings withMaxConnectionsPerPeer(int max) {
-        return new EmbeddedSettings(bindAddress, port, advertisedAddress, max);
+        return new EmbeddedSettings(bindAddress, port, advertisedAddress, max, sharedSecret, sslContext, idleTimeout,
+                readTimeout, maxServerConnections, maxConnectionsPerAddress);
     }
 
     @Override

@@ -20,7 +20,6 @@ import java.util.concurrent.atomic.AtomicReference;
 final class EmbeddedTransfer implements TransferHandle {
 
     private static final long CANCEL_WAIT_SECONDS = 30;
-    private static final byte[] NO_NOTIFICATION = new byte[0];
 
     private final EmbeddedAgent agent;
     private final TransferOp op;
@@ -34,7 +33,7 @@ final class EmbeddedTransfer implements TransferHandle {
     private final AtomicBoolean started = new AtomicBoolean();
     private final CountDownLatch finished = new CountDownLatch(1);
     private volatile boolean cancelled;
-    private volatile SocketChannel channel;
+    private volatile Link channel;
     private volatile Thread worker;
 
     EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, EmbeddedMetadata peer,
@@ -77,25 +76,17 @@ final class EmbeddedTransfer implements TransferHandle {
      *
      * @return a connection fit for reuse, or null
      */
-    SocketChannel run(SocketChannel pooled) {
+    Link run(Link pooled) {
         if (!started.compareAndSet(false, true)) {
             return pooled; // cancelled while queued
         }
         worker = Thread.currentThread();
-        SocketChannel current = pooled;
+        Link current = pooled;
         boolean reused = pooled != null;
         try {
             while (true) {
                 if (current == null) {
-                    current = SocketChannel.open();
-                    channel = current;
-                    if (cancelled) {
-                        throw new IOException("cancelled");
-                    }
-                    current.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                    current.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
-                    current.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
-                    current.connect(new InetSocketAddress(peer.host(), peer.port()));
+                    current = connect();
                 } else {
                     channel = current;
                     if (cancelled) {
@@ -128,15 +119,40 @@ final class EmbeddedTransfer implements TransferHandle {
         }
     }
 
+    /** Opens, connects and secures (TLS, shared secret) a new connection to the peer. */
+    private Link connect() throws IOException {
+        SocketChannel socket = SocketChannel.open();
+        Link plain = Link.plain(socket);
+        channel = plain; // so that cancel can close it while connecting
+        try {
+            if (cancelled) {
+                throw new IOException("cancelled");
+            }
+            socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            socket.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
+            socket.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
+            socket.connect(new InetSocketAddress(peer.host(), peer.port()));
+            Link secured = agent.transport().authentication().client(socket, peer.host(), peer.port());
+            channel = secured;
+            if (cancelled) {
+                throw new IOException("cancelled");
+            }
+            return secured;
+        } catch (IOException | RuntimeException e) {
+            plain.close();
+            throw e;
+        }
+    }
+
     /**
      * READ: request → OK → the ranges' bytes → NOTIFY → OK. WRITE: request (with the notification) → OK → the
      * ranges' bytes → OK once the peer has them and delivered the notification.
      */
-    private void execute(SocketChannel ch) throws IOException {
+    private void execute(Link ch) throws IOException {
         boolean read = op == TransferOp.READ;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(read ? Wire.READ : Wire.WRITE, peer.agent(), remoteAddresses,
-                    lengths, read ? NO_NOTIFICATION : notification));
+            Wire.writeFully(ch, Wire.encodeRequest(read ? Wire.READ : Wire.WRITE, peer.agent(), notification,
+                    remoteAddresses, lengths));
             expectOk(ch, " refused by the peer: ");
         } catch (IOException e) {
             // The peer has not answered, so it touched no memory: on a reused connection this is worth a retry.
@@ -151,14 +167,14 @@ final class EmbeddedTransfer implements TransferHandle {
             }
         }
         if (read) {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), new long[0], new long[0], notification));
+            Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), notification, new long[0], new long[0]));
             expectOk(ch, ": data read, but the notification was refused: ");
         } else {
             expectOk(ch, ": data written, but the peer reported: ");
         }
     }
 
-    private void expectOk(SocketChannel ch, String context) throws IOException {
+    private void expectOk(Link ch, String context) throws IOException {
         String refusal = Wire.readResponse(ch);
         if (refusal != null) {
             throw new TransportException(describe() + context + refusal);
@@ -207,13 +223,9 @@ final class EmbeddedTransfer implements TransferHandle {
         }
     }
 
-    private static void closeQuietly(SocketChannel ch) {
+    private static void closeQuietly(Link ch) {
         if (ch != null) {
-            try {
-                ch.close();
-            } catch (IOException ignored) {
-                // nothing more to do
-            }
+            ch.close();
         }
     }
 

@@ -26,13 +26,15 @@ final class EmbeddedTransport implements Transport {
     private final Map<String, EmbeddedAgent> agents = new ConcurrentHashMap<>();
     private final Map<String, PeerPool> peers = new ConcurrentHashMap<>();
     private final GpuStaging staging = new GpuStaging();
+    private final PeerAuthentication authentication;
     private volatile boolean closed;
 
     private EmbeddedTransport(EmbeddedSettings settings) {
         this.settings = settings;
+        this.authentication = new PeerAuthentication(settings.sslContext(), settings.sharedSecret());
         this.workers = Executors.newCachedThreadPool(daemonThreads("nixl-embedded-io-"));
         try {
-            this.server = new EmbeddedServer(this, settings.bindAddress(), settings.port(), workers);
+            this.server = new EmbeddedServer(this, settings, authentication);
         } catch (IOException e) {
             workers.shutdownNow();
             throw new TransportException("Embedded transport cannot listen on " + settings.bindAddress() + ":"
@@ -83,6 +85,15 @@ final class EmbeddedTransport implements Transport {
 
     public int port() {
         return server.localPort();
+    }
+
+    PeerAuthentication authentication() {
+        return authentication;
+    }
+
+    /** The server, for tests that check its limits. */
+    EmbeddedServer server() {
+        return server;
     }
 
     GpuStaging staging() {

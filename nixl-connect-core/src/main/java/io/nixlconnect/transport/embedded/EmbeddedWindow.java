@@ -4,8 +4,7 @@ import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
-import java.io.IOException;
-import java.nio.channels.SocketChannel;
+
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -27,7 +26,7 @@ final class EmbeddedWindow implements PassiveWindow {
     private final List<MemoryRegion> regions;
     private final NotificationKey notification;
     private final CompletableFuture<Void> notified = new CompletableFuture<>();
-    private final Set<SocketChannel> inside = new HashSet<>();
+    private final Set<Link> inside = new HashSet<>();
     private final int expected;
     private int received;
     private boolean closed;
@@ -64,16 +63,16 @@ final class EmbeddedWindow implements PassiveWindow {
         return null;
     }
 
-    synchronized boolean enter(SocketChannel channel) {
+    synchronized boolean enter(Link link) {
         if (closed) {
             return false;
         }
-        inside.add(channel);
+        inside.add(link);
         return true;
     }
 
-    synchronized void exit(SocketChannel channel) {
-        inside.remove(channel);
+    synchronized void exit(Link link) {
+        inside.remove(link);
         notifyAll();
     }
 
@@ -131,7 +130,7 @@ final class EmbeddedWindow implements PassiveWindow {
     }
 
     private void shut() {
-        List<SocketChannel> toAbort;
+        List<Link> toAbort;
         synchronized (this) {
             if (closed) {
                 return;
@@ -140,12 +139,8 @@ final class EmbeddedWindow implements PassiveWindow {
             toAbort = new ArrayList<>(inside);
         }
         agent.windowClosed(this);
-        for (SocketChannel channel : toAbort) {
-            try {
-                channel.close(); // unblocks the server thread copying into or out of our memory
-            } catch (IOException ignored) {
-                // closing is all we wanted
-            }
+        for (Link link : toAbort) {
+            link.abort(); // unblocks the server thread copying into or out of our memory
         }
         synchronized (this) {
             long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;

@@ -7,7 +7,6 @@ import io.nixlconnect.cuda.PinnedHostBuffer;
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.TransportException;
 import java.io.IOException;
-import java.nio.channels.SocketChannel;
 import java.util.concurrent.ConcurrentLinkedDeque;
 
 /**
@@ -30,13 +29,13 @@ final class GpuStaging implements AutoCloseable {
         }
     }
 
-    void send(SocketChannel channel, long devicePointer, long length) throws IOException {
+    void send(Link link, long devicePointer, long length) throws IOException {
         PinnedHostBuffer staging = borrow();
         try {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(CHUNK, length - done);
                 CudaStaging.copyDeviceToHost(devicePointer + done, staging.address(), chunk);
-                Wire.writeFully(channel, NativeMemory.view(staging.address(), chunk));
+                link.writeFully(NativeMemory.view(staging.address(), chunk));
                 done += chunk;
             }
         } finally {
@@ -44,12 +43,12 @@ final class GpuStaging implements AutoCloseable {
         }
     }
 
-    void receive(SocketChannel channel, long devicePointer, long length) throws IOException {
+    void receive(Link link, long devicePointer, long length) throws IOException {
         PinnedHostBuffer staging = borrow();
         try {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(CHUNK, length - done);
-                Wire.readFully(channel, NativeMemory.view(staging.address(), chunk));
+                link.readFully(NativeMemory.view(staging.address(), chunk));
                 CudaStaging.copyHostToDevice(staging.address(), devicePointer + done, chunk);
                 done += chunk;
             }

@@ -1,7 +1,5 @@
 package io.nixlconnect.transport.embedded;
 
-import java.io.IOException;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.Executor;
@@ -14,7 +12,7 @@ final class PeerPool {
 
     private final int max;
     private final Executor executor;
-    private final Deque<SocketChannel> idle = new ArrayDeque<>();
+    private final Deque<Link> idle = new ArrayDeque<>();
     private final Deque<EmbeddedTransfer> waiting = new ArrayDeque<>();
     private int open;
     private boolean closed;
@@ -25,7 +23,7 @@ final class PeerPool {
     }
 
     void submit(EmbeddedTransfer transfer) {
-        SocketChannel channel;
+        Link channel;
         synchronized (this) {
             if (!idle.isEmpty()) {
                 channel = idle.pop();
@@ -40,9 +38,9 @@ final class PeerPool {
         executor.execute(() -> drive(transfer, channel));
     }
 
-    private void drive(EmbeddedTransfer first, SocketChannel channel) {
+    private void drive(EmbeddedTransfer first, Link channel) {
         EmbeddedTransfer transfer = first;
-        SocketChannel current = channel;
+        Link current = channel;
         while (transfer != null) {
             current = transfer.run(current);
             synchronized (this) {
@@ -66,7 +64,7 @@ final class PeerPool {
     void close() {
         synchronized (this) {
             closed = true;
-            for (SocketChannel channel : idle) {
+            for (Link channel : idle) {
                 close(channel);
             }
             open -= idle.size();
@@ -74,13 +72,9 @@ final class PeerPool {
         }
     }
 
-    private static void close(SocketChannel channel) {
-        if (channel != null) {
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // closing is all we wanted
-            }
+    private static void close(Link link) {
+        if (link != null) {
+            link.close();
         }
     }
 }

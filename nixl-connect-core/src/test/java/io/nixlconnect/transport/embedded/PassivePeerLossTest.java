@@ -52,15 +52,15 @@ class PassivePeerLossTest {
     private static void startAndVanish(RdmaMetadata metadata, byte type, int bytes) throws IOException {
         EmbeddedMetadata peer = EmbeddedMetadata.decode(metadata.decodeNixlMetadata());
         long ptr = metadata.descriptors().get(0).ptr();
-        try (SocketChannel channel = SocketChannel.open(new InetSocketAddress(peer.host(), peer.port()))) {
-            byte[] notification = type == Wire.WRITE ? metadata.notificationKey().getBytes(StandardCharsets.UTF_8) : new byte[0];
-            Wire.writeFully(channel, Wire.encodeRequest(type, peer.agent(), new long[] {ptr}, new long[] {SIZE}, notification));
-            assertThat(Wire.readResponse(channel)).as("the passive side accepted the request").isNull();
+        try (Link link = Link.plain(SocketChannel.open(new InetSocketAddress(peer.host(), peer.port())))) {
+            byte[] credential = metadata.notificationKey().getBytes(StandardCharsets.UTF_8); // the window's credential
+            Wire.writeFully(link, Wire.encodeRequest(type, peer.agent(), credential, new long[] {ptr}, new long[] {SIZE}));
+            assertThat(Wire.readResponse(link)).as("the passive side accepted the request").isNull();
             ByteBuffer chunk = ByteBuffer.allocate(bytes);
             if (type == Wire.READ) {
-                Wire.readFully(channel, chunk);
+                Wire.readFully(link, chunk);
             } else {
-                Wire.writeFully(channel, chunk);
+                Wire.writeFully(link, chunk);
             }
         }
     }

@@ -1,0 +1,169 @@
+package io.nixlconnect.transport.embedded;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import javax.net.ssl.SSLSocket;
+
+/**
+ * One connection's byte stream: the socket channel itself, or TLS over it. Every read and write records
+ * progress, so the server can close connections that stall; {@link #abort()} closes the socket from any
+ * thread and unblocks whoever is reading or writing it.
+ */
+abstract class Link implements AutoCloseable {
+
+    final SocketChannel channel;
+    private volatile long lastProgressNanos = System.nanoTime();
+
+    Link(SocketChannel channel) {
+        this.channel = channel;
+    }
+
+    static Link plain(SocketChannel channel) {
+        return new Plain(channel);
+    }
+
+    static Link tls(SocketChannel channel, SSLSocket socket) throws IOException {
+        return new Tls(channel, socket);
+    }
+
+    /** Reads what is available into {@code buffer}, blocking for at least one byte; -1 at end of stream. */
+    abstract int read(ByteBuffer buffer) throws IOException;
+
+    /** Writes some of {@code buffer}, blocking until at least one byte went. */
+    abstract void writeSome(ByteBuffer buffer) throws IOException;
+
+    void writeFully(ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) {
+            writeSome(buffer);
+            progress();
+        }
+    }
+
+    void readFully(ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) {
+            if (read(buffer) < 0) {
+                throw new EOFException("connection closed by peer");
+            }
+            progress();
+        }
+    }
+
+    /** Like {@link #readFully}, but false on a clean end of stream before the first byte. */
+    boolean readFullyOrEof(ByteBuffer buffer) throws IOException {
+        int start = buffer.position();
+        while (buffer.hasRemaining()) {
+            if (read(buffer) < 0) {
+                if (buffer.position() == start) {
+                    return false;
+                }
+                throw new EOFException("connection closed by peer mid-message");
+            }
+            progress();
+        }
+        return true;
+    }
+
+    private void progress() {
+        lastProgressNanos = System.nanoTime();
+    }
+
+    long lastProgressNanos() {
+        return lastProgressNanos;
+    }
+
+    InetAddress remoteAddress() {
+        try {
+            return channel.getRemoteAddress() instanceof InetSocketAddress address ? address.getAddress() : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Closes the socket at once, from any thread; a blocked read or write fails. */
+    void abort() {
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // closing is all we wanted
+        }
+    }
+
+    @Override
+    public void close() {
+        abort();
+    }
+
+    private static final class Plain extends Link {
+
+        Plain(SocketChannel channel) {
+            super(channel);
+        }
+
+        @Override
+        int read(ByteBuffer buffer) throws IOException {
+            return channel.read(buffer);
+        }
+
+        @Override
+        void writeSome(ByteBuffer buffer) throws IOException {
+            channel.write(buffer);
+        }
+    }
+
+    /** TLS through an {@link SSLSocket} layered on the channel's socket; direct buffers go through a heap copy. */
+    private static final class Tls extends Link {
+
+        private static final int COPY = 64 * 1024;
+
+        private final InputStream in;
+        private final OutputStream out;
+        private final byte[] copy = new byte[COPY];
+
+        Tls(SocketChannel channel, SSLSocket socket) throws IOException {
+            super(channel);
+            this.in = socket.getInputStream();
+            this.out = socket.getOutputStream();
+        }
+
+        @Override
+        int read(ByteBuffer buffer) throws IOException {
+            if (buffer.hasArray()) {
+                int n = in.read(buffer.array(), buffer.arrayOffset() + buffer.position(), buffer.remaining());
+                if (n > 0) {
+                    buffer.position(buffer.position() + n);
+                }
+                return n;
+            }
+            int n = in.read(copy, 0, Math.min(COPY, buffer.remaining()));
+            if (n > 0) {
+                buffer.put(copy, 0, n);
+            }
+            return n;
+        }
+
+        @Override
+        void writeSome(ByteBuffer buffer) throws IOException {
+            if (buffer.hasArray()) {
+                int n = buffer.remaining();
+                out.write(buffer.array(), buffer.arrayOffset() + buffer.position(), n);
+                buffer.position(buffer.position() + n);
+            } else {
+                int n = Math.min(COPY, buffer.remaining());
+                buffer.get(copy, 0, n);
+                out.write(copy, 0, n);
+            }
+        }
+
+        @Override
+        void writeFully(ByteBuffer buffer) throws IOException {
+            super.writeFully(buffer);
+            out.flush();
+        }
+    }
+}

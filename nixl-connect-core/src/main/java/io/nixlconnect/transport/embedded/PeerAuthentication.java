@@ -1,0 +1,158 @@
+package io.nixlconnect.transport.embedded;
+
+import io.nixlconnect.transport.TransportException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+
+/**
+ * What a connection goes through before its first request: TLS when an {@link SSLContext} is set (both sides
+ * present their certificate and check the other's), then, when a shared secret is set, a mutual
+ * challenge-response proof of the secret:
+ *
+ * <pre>
+ * client → HELLO_MAGIC:int clientNonce:32
+ * server → OK serverNonce:32 HMAC-SHA256(secret, "server" clientNonce serverNonce)   (or ERROR message)
+ * client → HMAC-SHA256(secret, "client" serverNonce clientNonce)
+ * server → OK                                                                      (or ERROR message, then close)
+ * </pre>
+ *
+ * The server reads nothing else from a peer that has not proven the secret. The secret never travels; the
+ * nonces make each proof single-use.
+ */
+final class PeerAuthentication {
+
+    static final int HELLO_MAGIC = 0x4E584341; // "NXCA"
+    static final int NONCE = 32;
+    static final int PROOF = 32;
+    private static final byte[] SERVER_ROLE = "server".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CLIENT_ROLE = "client".getBytes(StandardCharsets.US_ASCII);
+
+    private final SSLContext ssl;
+    private final byte[] secret;
+    private final SecureRandom random = new SecureRandom();
+
+    PeerAuthentication(SSLContext ssl, String sharedSecret) {
+        this.ssl = ssl;
+        this.secret = sharedSecret == null ? null : sharedSecret.getBytes(StandardCharsets.UTF_8);
+    }
+
+    boolean requiresSecret() {
+        return secret != null;
+    }
+
+    boolean usesTls() {
+        return ssl != null;
+    }
+
+    /** Secures a freshly connected client channel; throws with the reason when the peer is not accepted. */
+    Link client(SocketChannel channel, String host, int port) throws IOException {
+        Link link = wrap(channel, host, port, true);
+        if (secret == null) {
+            return link;
+        }
+        byte[] clientNonce = nonce();
+        link.writeFully(ByteBuffer.allocate(4 + NONCE).putInt(HELLO_MAGIC).put(clientNonce).flip());
+        String refusal = Wire.readResponse(link);
+        if (refusal != null) {
+            throw new TransportException("Peer " + host + ":" + port + " refused this connector's authentication: " + refusal);
+        }
+        ByteBuffer answer = ByteBuffer.allocate(NONCE + PROOF);
+        link.readFully(answer);
+        answer.flip();
+        byte[] serverNonce = new byte[NONCE];
+        byte[] serverProof = new byte[PROOF];
+        answer.get(serverNonce).get(serverProof);
+        if (!MessageDigest.isEqual(serverProof, proof(SERVER_ROLE, clientNonce, serverNonce))) {
+            throw new TransportException("Peer " + host + ":" + port + " could not prove the shared secret "
+                    + "(its embedded shared-secret setting differs from this connector's)");
+        }
+        link.writeFully(ByteBuffer.wrap(proof(CLIENT_ROLE, serverNonce, clientNonce)));
+        refusal = Wire.readResponse(link);
+        if (refusal != null) {
+            throw new TransportException("Peer " + host + ":" + port + " refused this connector's authentication: " + refusal);
+        }
+        return link;
+    }
+
+    /**
+     * Secures an accepted channel; {@code null} when the peer failed (it has been told why, where that is safe,
+     * and nothing else it sent was read).
+     */
+    Link server(SocketChannel channel) throws IOException {
+        Link link = wrap(channel, null, 0, false);
+        if (secret == null) {
+            return link;
+        }
+        ByteBuffer hello = ByteBuffer.allocate(4 + NONCE);
+        if (!link.readFullyOrEof(hello.limit(4))) {
+            return null;
+        }
+        if (hello.getInt(0) != HELLO_MAGIC) {
+            Wire.writeError(link, "this peer requires authentication: set the same embedded shared secret on both sides");
+            return null;
+        }
+        link.readFully(hello.limit(4 + NONCE));
+        byte[] clientNonce = new byte[NONCE];
+        hello.position(4);
+        hello.get(clientNonce);
+        byte[] serverNonce = nonce();
+        ByteBuffer answer = ByteBuffer.allocate(1 + NONCE + PROOF);
+        answer.put(Wire.OK).put(serverNonce).put(proof(SERVER_ROLE, clientNonce, serverNonce)).flip();
+        link.writeFully(answer);
+        ByteBuffer clientProof = ByteBuffer.allocate(PROOF);
+        link.readFully(clientProof);
+        if (!MessageDigest.isEqual(clientProof.array(), proof(CLIENT_ROLE, serverNonce, clientNonce))) {
+            Wire.writeError(link, "authentication failed: the shared secret does not match");
+            return null;
+        }
+        Wire.writeOk(link);
+        return link;
+    }
+
+    /** Answers a peer that offers authentication to a server that has no secret. */
+    static void refuseUnexpectedHello(Link link) throws IOException {
+        Wire.writeError(link, "this peer has no embedded shared secret configured; set the same secret on both sides or none");
+    }
+
+    private Link wrap(SocketChannel channel, String host, int port, boolean client) throws IOException {
+        if (ssl == null) {
+            return Link.plain(channel);
+        }
+        SSLSocket socket = (SSLSocket) ssl.getSocketFactory().createSocket(channel.socket(), host, port, true);
+        socket.setUseClientMode(client);
+        if (!client) {
+            socket.setNeedClientAuth(true);
+        }
+        Link link = Link.tls(channel, socket);
+        socket.startHandshake();
+        return link;
+    }
+
+    private byte[] nonce() {
+        byte[] nonce = new byte[NONCE];
+        random.nextBytes(nonce);
+        return nonce;
+    }
+
+    private byte[] proof(byte[] role, byte[] first, byte[] second) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+            mac.update(role);
+            mac.update(first);
+            mac.update(second);
+            return mac.doFinal();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is unavailable in this JVM", e);
+        }
+    }
+}
