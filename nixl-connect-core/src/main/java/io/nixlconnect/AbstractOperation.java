@@ -35,6 +35,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     private volatile long endNanos;
     private volatile Throwable failure;
     private int usesAcquired;
+    private boolean draining; // guarded by leases
 
     /** Book-keeping with the connector: NEW until counted in flight, ENDED once finished. */
     static final int NEW = 0;
@@ -110,10 +111,33 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
             }
             leases.clear();
             for (int i = 0; i < usesAcquired; i++) {
-                localDescriptors.get(i).releaseUse();
+                if (draining) {
+                    localDescriptors.get(i).endDrain();
+                } else {
+                    localDescriptors.get(i).releaseUse();
+                }
             }
             usesAcquired = 0;
+            draining = false;
         }
+    }
+
+    /** The operation ended but the transport has not released its memory yet: live uses become draining uses. */
+    private void drainLocal() {
+        synchronized (leases) {
+            for (int i = 0; i < usesAcquired; i++) {
+                localDescriptors.get(i).beginDrain();
+            }
+            draining = true;
+        }
+    }
+
+    /**
+     * Completes when the transport no longer touches the local memory (see {@link
+     * io.nixlconnect.transport.PassiveWindow#released()}); until then the registrations are kept.
+     */
+    CompletableFuture<Void> transportReleased() {
+        return CompletableFuture.completedFuture(null);
     }
 
     final void setStatus(OperationStatus newStatus) {
@@ -139,7 +163,15 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         try {
             releaseTransport();
         } finally {
-            releaseLocal();
+            CompletableFuture<Void> released = transportReleased();
+            if (released.isDone()) {
+                releaseLocal();
+            } else {
+                // A peer's transfer may still touch the memory: it stays registered, and its descriptors
+                // refuse to free it (Descriptor.close() waits), until the transport releases it.
+                drainLocal();
+                released.whenComplete((ignored, error) -> releaseLocal());
+            }
             connector.operationEnded(this);
         }
         if (terminal == OperationStatus.COMPLETE) {

@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.TransportAgent;
 import java.util.Arrays;
 import java.util.List;
@@ -123,7 +124,12 @@ public final class Connection {
             throw new IllegalArgumentException("Peer agent metadata of " + metadata.length
                     + " bytes exceeds the limit of " + max + " bytes (maxMetadataSize)");
         }
-        return agent().loadRemoteAgent(metadata);
+        try {
+            return agent().loadRemoteAgent(metadata);
+        } catch (InvalidAgentMetadataException e) {
+            throw new InvalidMetadataException("nixl_metadata", "holds agent metadata that the transport refuses ("
+                    + e.getMessage() + ")", e);
+        }
     }
 
     synchronized TransportAgent agent() {

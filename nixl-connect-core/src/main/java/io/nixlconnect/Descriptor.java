@@ -44,6 +44,11 @@ public final class Descriptor implements AutoCloseable {
     private AutoCloseable owned;
     private final AtomicInteger liveUses = new AtomicInteger();
     private final Map<Connection, RegistrationCache.Lease> registrations = new IdentityHashMap<>();
+    /**
+     * Per registration from {@link #registerMemory}, a use of the CUDA buffer described: a registered buffer
+     * cannot be freed, so no later allocation at the same address can meet the stale registration.
+     */
+    private final Map<Connection, LiveUse> registrationUses = new IdentityHashMap<>();
     /** Live-use handles on a borrowed GPU buffer, one per live operation: it cannot be freed under us. */
     private final Deque<LiveUse> bufferUses = new ArrayDeque<>();
     private SerializedDescriptor serialized;
@@ -52,6 +57,8 @@ public final class Descriptor implements AutoCloseable {
     private final Descriptor parent;
     /** Registrations of this buffer that its slices hold ({@link #registerMemory} on a slice): it cannot close under them. */
     private int sliceRegistrations;
+    /** Ended operations whose memory the transport has not released yet (see {@link #beginDrain()}). */
+    private int drainingUses;
 
     /**
      * Describes the remaining bytes of a direct buffer ({@code position} to {@code limit}). The buffer is
@@ -229,7 +236,8 @@ public final class Descriptor implements AutoCloseable {
 
     /**
      * Registers this memory with the connector's transport and keeps it registered until {@link #close()}
-     * (or the connector closes). Idempotent.
+     * (or the connector closes). Idempotent. A CUDA buffer described by this descriptor refuses to be freed
+     * until this descriptor closes.
      */
     public void registerMemory(Connector connector) {
         if (connector == null) {
@@ -243,13 +251,21 @@ public final class Descriptor implements AutoCloseable {
                 if (parent != null) {
                     parent.holdForSlice();
                 }
+                LiveUse use = null;
                 try {
+                    use = ref instanceof CudaBuffer buffer ? buffer.acquireUse() : null; // refused once freed
                     registrations.put(connection, connection.registrations().acquire(registrationRegion()));
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) {
+                    if (use != null) {
+                        use.close();
+                    }
                     if (parent != null) {
                         parent.releaseForSlice();
                     }
                     throw e;
+                }
+                if (use != null) {
+                    registrationUses.put(connection, use);
                 }
             }
         }
@@ -302,13 +318,20 @@ public final class Descriptor implements AutoCloseable {
     }
 
     /**
-     * Deregisters this descriptor's own registrations and frees memory it owns.
+     * Deregisters this descriptor's own registrations and frees memory it owns. When it returns, no
+     * transport touches the memory any more. If a passive operation on it was closed (or timed out)
+     * while a peer's transfer may still be in flight, this first waits until the transport releases
+     * the memory: at once on the embedded transport; on NIXL when the peer's notification arrives, the
+     * connector closes, or a drain limit of 2 s plus the operation's size at 100 MB/s has passed. Called
+     * on a completion callback (the transport's progress thread) such a close cannot see the notification
+     * arrive and waits out the drain limit.
      *
      * @throws IllegalStateException while a live operation uses the descriptor
      */
     @Override
     public void close() {
         Map<Connection, RegistrationCache.Lease> toRelease;
+        Map<Connection, LiveUse> usesToEnd;
         synchronized (this) {
             if (closed) {
                 return;
@@ -316,6 +339,10 @@ public final class Descriptor implements AutoCloseable {
             if (liveUses.get() > 0) {
                 throw new IllegalStateException("Descriptor " + this + " is still in use by " + liveUses.get()
                         + " live operation(s); close or wait for them first");
+            }
+            awaitDrained();
+            if (closed) {
+                return;
             }
             if (sliceRegistrations > 0) {
                 // A registration of freed memory would stay reachable by peers: refuse, as for a live operation.
@@ -325,6 +352,8 @@ public final class Descriptor implements AutoCloseable {
             closed = true;
             toRelease = new IdentityHashMap<>(registrations);
             registrations.clear();
+            usesToEnd = new IdentityHashMap<>(registrationUses);
+            registrationUses.clear();
         }
         toRelease.values().forEach(RegistrationCache.Lease::release);
         if (parent != null) {
@@ -332,6 +361,7 @@ public final class Descriptor implements AutoCloseable {
                 parent.releaseForSlice();
             }
         }
+        usesToEnd.values().forEach(LiveUse::close); // deregistered: the buffer may be freed now
         AutoCloseable toFree = owned;
         owned = null;
         if (toFree != null) {
@@ -388,6 +418,51 @@ public final class Descriptor implements AutoCloseable {
         LiveUse use = bufferUses.poll();
         if (use != null) {
             use.close();
+        }
+    }
+
+    /**
+     * An operation on this memory ended before the transport released it (a passive operation closed
+     * while a peer's transfer may still be in flight): the memory must stay until {@link #endDrain()}.
+     */
+    synchronized void beginDrain() {
+        liveUses.decrementAndGet();
+        if (parent != null) {
+            parent.beginDrain(); // the original's close waits for the drain: the memory is its
+            return;
+        }
+        drainingUses++;
+    }
+
+    /** The transport released the memory of an operation that {@link #beginDrain() drained}. */
+    synchronized void endDrain() {
+        if (parent != null) {
+            parent.endDrain();
+            return;
+        }
+        drainingUses--;
+        LiveUse use = bufferUses.poll();
+        if (use != null) {
+            use.close();
+        }
+        notifyAll();
+    }
+
+    /**
+     * Waits (holding no lock but this monitor's wait) until no transport may touch the memory. Bounded:
+     * the transport releases a drained window at the latest after its drain limit or when it closes.
+     */
+    private void awaitDrained() {
+        boolean interrupted = false;
+        while (drainingUses > 0) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -113,6 +114,11 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     final int peersDone() {
         PassiveWindow opened = window;
         return opened == null ? 0 : opened.notificationsReceived();
+    }
+
+    @Override
+    final CompletableFuture<Void> transportReleased() {
+        return window == null ? CompletableFuture.completedFuture(null) : window.released();
     }
 
     @Override

@@ -3,11 +3,11 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.nixlconnect.cuda.Cuda;
 import io.nixlconnect.cuda.CudaDeviceBuffer;
 import io.nixlconnect.cuda.CudaMemory;
+import io.nixlconnect.cuda.GpuTests;
 import io.nixlconnect.transport.TransportException;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.time.Duration;
@@ -42,8 +42,7 @@ class GpuTransferTest {
     }
 
     private static CudaMemory gpu() {
-        assumeTrue(Cuda.isAvailable(), () -> "no GPU: " + Cuda.availability().reason());
-        return Cuda.open();
+        return GpuTests.requireGpu();
     }
 
     @Test

@@ -1,17 +1,24 @@
 package io.nixlconnect;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.nixlconnect.transport.nixl.NixlSettings;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The transfer contract over NIXL. Runs when {@code NIXL_LIBRARY_DIR} points at a NIXL install (CI sets it up
@@ -49,5 +56,63 @@ class NixlTransferContractTest extends TransferContractTest {
             assertThat(b.transportStatus().details()).containsEntry("transfersByBackend", Map.of("UCX", 1L));
             readable.waitForCompletion(Duration.ofSeconds(30));
         }
+    }
+
+    /**
+     * Issue 12 item 2: valid JSON whose agent metadata carries an out-of-range memory type used to crash
+     * this JVM inside nixl_capi_load_remote_md (nixlMemSection::emplace); now it is refused before NIXL.
+     */
+    @ParameterizedTest(name = "memory type {0}")
+    @ValueSource(ints = {0xfb000000, 0xff, 0x7fffffff, 5})
+    void agentMetadataWithAnOutOfRangeMemoryTypeIsRefusedBeforeNixl(int memoryType) {
+        try (Descriptor source = new Descriptor(new byte[64]); Descriptor target = Descriptor.allocate(64);
+             ReadableOperation readable = producer.createReadable(source)) {
+            RdmaMetadata real = readable.metadata();
+            byte[] blob = NixlMetadataCodec.decode(real.nixlMetadata(), 1 << 24);
+            byte[] marker = "nixlSDList|t".getBytes(StandardCharsets.US_ASCII);
+            int at = indexOf(blob, marker) + marker.length + Long.BYTES;
+            ByteBuffer.wrap(blob, at, 4).order(ByteOrder.LITTLE_ENDIAN).putInt(memoryType);
+            RdmaMetadata hostile = RdmaMetadata.of(real.descriptors(), blob, real.notificationKey(), real.operationKind());
+            assertThatThrownBy(() -> consumer.beginRead(hostile, target))
+                    .isInstanceOf(InvalidMetadataException.class)
+                    .hasMessageContaining("MemSection[0].t")
+                    .satisfies(e -> assertThat(((InvalidMetadataException) e).field()).isEqualTo("nixl_metadata"));
+            assertThat(consumer.remoteAgentCount()).isZero();
+            // The real metadata still works afterwards.
+            consumer.beginRead(real, target).waitForCompletion(WAIT);
+        }
+    }
+
+    /**
+     * Issue 12 item 1: a readable closed before any peer completed it may still be read over UCX TCP, so
+     * its descriptor's close waits for the transport to release the memory; closing the connector (which
+     * destroys the agent, and UCX's worker with it) releases it at once.
+     */
+    @Test
+    void descriptorCloseWaitsForTheDrainOfAnEarlyClosedReadableUntilTheConnectorCloses() throws Exception {
+        Descriptor source = Descriptor.allocate(4096);
+        ReadableOperation readable = producer.createReadable(source);
+        readable.close();
+        assertThat(readable.status()).isEqualTo(OperationStatus.CANCELLED);
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(source::close);
+        Thread.sleep(300);
+        assertThat(closed).as("Descriptor.close() waits while a peer may still be reading").isNotDone();
+        assertThat(producer.registeredBytes()).as("still registered while draining").isEqualTo(4096);
+        producer.close();
+        closed.get(10, TimeUnit.SECONDS);
+        assertThat(producer.registeredBytes()).isZero();
+    }
+
+    private static int indexOf(byte[] data, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= data.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (data[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        throw new AssertionError("marker not found");
     }
 }

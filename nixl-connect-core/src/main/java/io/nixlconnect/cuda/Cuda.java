@@ -36,16 +36,28 @@ public final class Cuda {
         return availability;
     }
 
-    /** Whether device {@code deviceId} is usable, and if not, why (no CUDA at all, or no such device). */
+    /**
+     * Whether device {@code deviceId} is usable, and if not, why (no CUDA at all, no such device, or a
+     * device this process may not use, e.g. in prohibited or taken exclusive-process compute mode).
+     */
     public static CudaAvailability availability(int deviceId) {
         CudaAvailability overall = availability();
-        if (overall.available() && (deviceId < 0 || deviceId >= overall.deviceCount())) {
-            return CudaAvailability.unavailable(noSuchDevice(deviceId, overall.deviceCount()));
+        if (overall.available()) {
+            if (deviceId < 0 || deviceId >= overall.deviceCount()) {
+                return CudaAvailability.unavailable(noSuchDevice(deviceId, overall.deviceCount()));
+            }
+            String unusable = memory.unusableReason(deviceId);
+            if (unusable != null) {
+                return CudaAvailability.unavailable(unusable);
+            }
         }
         return overall;
     }
 
-    /** Whether at least one CUDA device is usable. */
+    /**
+     * Whether at least one CUDA device is usable: the driver works and some device's compute mode lets this
+     * process use it (devices in exclusive-process mode are tried during discovery).
+     */
     public static boolean isAvailable() {
         return availability().available();
     }
@@ -72,8 +84,8 @@ public final class Cuda {
         }
         try {
             CudaDriver driver = CudaDriver.initialize();
-            memory = new CudaMemory(driver);
-            availability = CudaAvailability.withDevices(driver.deviceCount());
+            availability = describe(driver);
+            memory = availability.available() ? new CudaMemory(driver) : null;
         } catch (CudaUnavailableException e) {
             fail(e.reason(), e);
         } catch (CudaOperationException e) {
@@ -85,6 +97,23 @@ public final class Cuda {
         }
     }
 
+    /** Available when some device is usable; the reason lists the devices that are not. */
+    static CudaAvailability describe(CudaDriver driver) {
+        StringBuilder unusable = new StringBuilder();
+        for (int id = 0; id < driver.deviceCount(); id++) {
+            String reason = driver.unusableReason(id);
+            if (reason != null) {
+                unusable.append(unusable.isEmpty() ? "" : "; ").append(reason);
+            }
+        }
+        if (driver.usableDeviceCount() == 0) {
+            return CudaAvailability.unavailable("no usable CUDA device: " + unusable);
+        }
+        String summary = driver.deviceCount() + " CUDA device(s)";
+        return new CudaAvailability(true, unusable.isEmpty() ? summary : summary + "; unusable: " + unusable,
+                driver.deviceCount());
+    }
+
     private static void fail(String reason, Throwable cause) {
         availability = CudaAvailability.unavailable(reason);
         failure = cause;
@@ -92,16 +121,14 @@ public final class Cuda {
 
     /**
      * JCuda reports a missing driver and missing natives as one long UnsatisfiedLinkError with nested
-     * stack traces in its message; boil it down to the cause.
+     * stack traces in its message; boil it down to the cause. (A driver lacking a function is no link
+     * error: JCuda binds driver functions lazily, so the driver version is checked instead, see
+     * {@link CudaDriver#MINIMUM_DRIVER_VERSION}.)
      */
     static String describeLinkFailure(LinkageError error) {
         String message = String.valueOf(error.getMessage());
         if (message.contains("libcuda.so")) {
             return NO_DRIVER + ": libcuda.so.1 (the CUDA driver library) cannot be loaded";
-        }
-        if (message.contains("undefined symbol")) {
-            return "the NVIDIA driver (libcuda) lacks a function JCuda 12.6 needs; update the driver: "
-                    + firstLine(message.substring(message.indexOf("undefined symbol")));
         }
         if (message.contains("JCudaDriver-")) {
             return "the JCuda native library for this platform cannot be loaded (is "

@@ -5,10 +5,14 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.function.IntSupplier;
+
+import io.nixlconnect.internal.NativeMemory;
 
 import jcuda.CudaException;
 import jcuda.Pointer;
+import jcuda.driver.CUcomputemode;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
@@ -24,41 +28,72 @@ import jcuda.driver.JCudaDriver;
  * The only class that touches JCuda: every driver call of this package goes through here, so that
  * nothing JCuda-related is loaded until CUDA is actually asked for.
  *
- * <p>Every operation first makes the target device's <em>primary</em> context current on the calling
- * thread, so memory allocated on one thread is usable from any other. Results are checked here rather
- * than through {@code JCudaDriver.setExceptionsEnabled}, a JVM-wide switch other JCuda users own; if
- * they turned it on, JCuda's own exceptions are converted the same way.
+ * <p><b>Contexts.</b> Every operation runs with the <em>primary</em> context of the device the memory
+ * lives on, so memory allocated on one thread is usable from any other. That context is pushed onto the
+ * calling thread's context stack for the call and popped afterwards ({@code cuCtxPushCurrent} /
+ * {@code cuCtxPopCurrent}), or used as it is when it is already current: a caller's own current context
+ * (or CUDA runtime device) is never replaced. Calls that need some context but no particular device
+ * (pinned host memory, pointer queries) use the caller's current context when there is one, else a
+ * device this process already uses, else the first usable device.
  *
- * <p>Copies run on one blocking stream per device (ordered after work on the legacy default stream, as a
- * plain {@code cuMemcpy} is) and wait for that stream, so a copy is complete, DMA included, when it
- * returns.
+ * <p>Results are checked here rather than through {@code JCudaDriver.setExceptionsEnabled}, a JVM-wide
+ * switch other JCuda users own; if they turned it on, JCuda's own exceptions are converted the same way.
+ *
+ * <p><b>Copies</b> run on pooled streams (one per concurrent copy and device, created on demand and kept
+ * for the life of the process; blocking, so ordered after work on the legacy default stream, as a plain
+ * {@code cuMemcpy} is) and wait for their stream, so a copy is complete, DMA included, when it returns,
+ * and copies from different threads overlap. Java heap memory is copied through pooled pinned staging
+ * chunks: no JNI critical section is held for the length of a large copy.
  */
-final class CudaDriver {
+class CudaDriver {
+
+    /** The oldest driver JCuda 12.6 can use: every driver function it calls exists from CUDA 12.0 on. */
+    static final int MINIMUM_DRIVER_VERSION = 12000;
+    /** Size of one pinned staging chunk for copies from and to the Java heap. */
+    static final int STAGING_CHUNK = 4 << 20;
 
     private final List<CudaDevice> devices;
     private final String driverVersion;
     private final CUdevice[] handles;
-    private final CUcontext[] contexts;
-    private final CUstream[] copyStreams;
+    /** Per device: null when usable, else why not. */
+    private final String[] unusable;
+    private final Context[] contexts;
+    private final ConcurrentLinkedDeque<CUstream>[] idleStreams;
+    private final ConcurrentLinkedDeque<Long> idleStaging = new ConcurrentLinkedDeque<>();
 
-    private CudaDriver(List<CudaDevice> devices, CUdevice[] handles, String driverVersion) {
+    @SuppressWarnings("unchecked")
+    CudaDriver(List<CudaDevice> devices, CUdevice[] handles, String driverVersion, String[] unusable,
+               Context[] retained) {
         this.devices = List.copyOf(devices);
         this.driverVersion = driverVersion;
         this.handles = handles;
-        this.contexts = new CUcontext[handles.length];
-        this.copyStreams = new CUstream[handles.length];
+        this.unusable = unusable.clone();
+        this.contexts = retained.clone();
+        this.idleStreams = new ConcurrentLinkedDeque[handles.length];
+        for (int id = 0; id < handles.length; id++) {
+            idleStreams[id] = new ConcurrentLinkedDeque<>();
+        }
     }
 
     /**
-     * Loads the JCuda natives, initializes the driver and lists the devices.
+     * Loads the JCuda natives, initializes the driver and lists the devices, finding out which ones this
+     * process can use: a device in prohibited compute mode cannot be used, and one in exclusive-process
+     * mode only if its primary context can be retained (then it stays retained).
      *
-     * @throws CudaUnavailableException when there is no driver or no device
+     * @throws CudaUnavailableException when there is no driver, a driver too old, or no device
      * @throws LinkageError             when the JCuda natives or libcuda cannot be loaded (caller converts)
      */
     static CudaDriver initialize() {
         int init = resultOf(() -> JCudaDriver.cuInit(0));
         if (init != CUresult.CUDA_SUCCESS) {
             throw new CudaUnavailableException(describeInitFailure(CUresult.stringFor(init)));
+        }
+        int[] version = new int[1];
+        check("cuDriverGetVersion", () -> JCudaDriver.cuDriverGetVersion(version));
+        String driverVersion = version[0] / 1000 + "." + version[0] % 1000 / 10;
+        if (version[0] < MINIMUM_DRIVER_VERSION) {
+            // JCuda binds driver functions lazily: calling one an old libcuda lacks would end the process.
+            throw new CudaUnavailableException(tooOldDriver(driverVersion));
         }
         int[] count = new int[1];
         check("cuDeviceGetCount", () -> JCudaDriver.cuDeviceGetCount(count));
@@ -67,16 +102,37 @@ final class CudaDriver {
         }
         List<CudaDevice> devices = new ArrayList<>(count[0]);
         CUdevice[] handles = new CUdevice[count[0]];
+        String[] unusable = new String[count[0]];
+        Context[] retained = new Context[count[0]];
         for (int id = 0; id < count[0]; id++) {
             handles[id] = new CUdevice();
             CUdevice handle = handles[id];
             int ordinal = id;
             check("cuDeviceGet(" + id + ")", () -> JCudaDriver.cuDeviceGet(handle, ordinal));
             devices.add(describe(id, handle));
+            int[] mode = new int[1];
+            check("cuDeviceGetAttribute(" + id + ", COMPUTE_MODE)", () -> JCudaDriver.cuDeviceGetAttribute(mode,
+                    CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, handle));
+            if (mode[0] == CUcomputemode.CU_COMPUTEMODE_PROHIBITED) {
+                unusable[id] = "cuda:" + id + " is in prohibited compute mode (no process may use it; see nvidia-smi -c)";
+            } else if (mode[0] == CUcomputemode.CU_COMPUTEMODE_EXCLUSIVE_PROCESS) {
+                Context context = new Context();
+                int result = resultOf(() -> JCudaDriver.cuDevicePrimaryCtxRetain(context, handle));
+                if (result == CUresult.CUDA_SUCCESS) {
+                    retained[id] = context;
+                } else {
+                    unusable[id] = "cuda:" + id + " is in exclusive-process compute mode and cannot be used by this "
+                            + "process, probably another one holds it (cuDevicePrimaryCtxRetain: "
+                            + CUresult.stringFor(result) + ")";
+                }
+            }
         }
-        int[] version = new int[1];
-        check("cuDriverGetVersion", () -> JCudaDriver.cuDriverGetVersion(version));
-        return new CudaDriver(devices, handles, version[0] / 1000 + "." + version[0] % 1000 / 10);
+        return new CudaDriver(devices, handles, driverVersion, unusable, retained);
+    }
+
+    static String tooOldDriver(String driverVersion) {
+        return "the NVIDIA driver is too old: it supports CUDA " + driverVersion + ", JCuda 12.6 needs a driver for CUDA "
+                + MINIMUM_DRIVER_VERSION / 1000 + ".0 or newer; update the driver";
     }
 
     private static String describeInitFailure(String error) {
@@ -120,36 +176,95 @@ final class CudaDriver {
         return handles.length;
     }
 
+    /** Why device {@code deviceId} cannot be used by this process, or null when it can. */
+    String unusableReason(int deviceId) {
+        return unusable[deviceId];
+    }
+
+    /** How many devices this process can use. */
+    int usableDeviceCount() {
+        int usable = 0;
+        for (String reason : unusable) {
+            if (reason == null) {
+                usable++;
+            }
+        }
+        return usable;
+    }
+
     // ---- contexts and streams --------------------------------------------------------------------
 
-    /** Makes the device's primary context current on this thread, retaining it on first use. */
-    void makeCurrent(int deviceId) {
-        CUcontext context = context(deviceId);
-        check("cuCtxSetCurrent(device " + deviceId + ")", () -> JCudaDriver.cuCtxSetCurrent(context));
-    }
-
     /**
-     * Makes some primary context current, for calls that need one but no particular device: one
-     * already in use if any, so that a process on cuda:3 does not also create a context on cuda:0.
+     * Runs {@code work} with the device's primary context current on this thread: pushed for the call and
+     * popped after, unless it already was current. The caller's own context stack is left as it was.
      */
-    void makeAnyCurrent() {
-        makeCurrent(anyRetainedDevice());
+    void inContext(int deviceId, Runnable work) {
+        boolean pushed = enter(deviceId);
+        try {
+            work.run();
+        } finally {
+            if (pushed) {
+                leave();
+            }
+        }
     }
 
-    private synchronized int anyRetainedDevice() {
+    /** Pushes the device's primary context unless it is current already; true when pushed ({@link #leave} pops it). */
+    boolean enter(int deviceId) {
+        return pushUnlessCurrent(context(deviceId));
+    }
+
+    /** Pops what {@link #enter} pushed. */
+    void leave() {
+        check("cuCtxPopCurrent", () -> JCudaDriver.cuCtxPopCurrent(new CUcontext()));
+    }
+
+    /** Runs {@code work} with some context current: the caller's if it has one, else a device this process uses. */
+    private void inAnyContext(Runnable work) {
+        if (currentContext() != 0) {
+            work.run();
+        } else {
+            inContext(preferredDevice(), work);
+        }
+    }
+
+    private static long currentContext() {
+        Context current = new Context();
+        check("cuCtxGetCurrent", () -> JCudaDriver.cuCtxGetCurrent(current));
+        return current.address();
+    }
+
+    private static boolean pushUnlessCurrent(Context wanted) {
+        if (currentContext() == wanted.address()) {
+            return false;
+        }
+        check("cuCtxPushCurrent", () -> JCudaDriver.cuCtxPushCurrent(wanted));
+        return true;
+    }
+
+    /** A device already in use by this process if any, else the first usable one: never a context for nothing. */
+    private synchronized int preferredDevice() {
         for (int id = 0; id < contexts.length; id++) {
             if (contexts[id] != null) {
                 return id;
             }
         }
-        return 0;
+        for (int id = 0; id < unusable.length; id++) {
+            if (unusable[id] == null) {
+                return id;
+            }
+        }
+        throw new CudaUnavailableException("no usable CUDA device");
     }
 
-    private synchronized CUcontext context(int deviceId) {
+    private synchronized Context context(int deviceId) {
         if (contexts[deviceId] == null) {
+            if (unusable[deviceId] != null) {
+                throw new CudaUnavailableException(unusable[deviceId]);
+            }
             // Retained for the life of the process: primary contexts are shared with any other
             // driver or runtime API user of the device, and releasing one frees all its memory.
-            CUcontext context = new CUcontext();
+            Context context = new Context();
             check("cuDevicePrimaryCtxRetain(device " + deviceId + ")",
                     () -> JCudaDriver.cuDevicePrimaryCtxRetain(context, handles[deviceId]));
             contexts[deviceId] = context;
@@ -157,30 +272,36 @@ final class CudaDriver {
         return contexts[deviceId];
     }
 
-    /** The device's copy stream; call with the device's context current. */
-    private synchronized CUstream copyStream(int deviceId) {
-        if (copyStreams[deviceId] == null) {
-            CUstream stream = new CUstream();
+    /** Runs {@code copy} on a stream of the device (current context) borrowed from the pool, then waits for it. */
+    private void onStream(int deviceId, java.util.function.Consumer<CUstream> copy) {
+        CUstream stream = idleStreams[deviceId].poll();
+        if (stream == null) {
+            CUstream created = new CUstream();
             check("cuStreamCreate(device " + deviceId + ")",
-                    () -> JCudaDriver.cuStreamCreate(stream, CUstream_flags.CU_STREAM_DEFAULT));
-            copyStreams[deviceId] = stream;
+                    () -> JCudaDriver.cuStreamCreate(created, CUstream_flags.CU_STREAM_DEFAULT));
+            stream = created;
         }
-        return copyStreams[deviceId];
+        try {
+            copy.accept(stream);
+            synchronize(deviceId, stream);
+        } finally {
+            // A stream whose copy failed is still a valid stream; errors are sticky only for the context.
+            idleStreams[deviceId].push(stream);
+        }
     }
 
     // ---- allocation ------------------------------------------------------------------------------
 
     long allocateDevice(int deviceId, long bytes) {
-        makeCurrent(deviceId);
         DevicePointer pointer = new DevicePointer();
-        check("cuMemAlloc(device " + deviceId + ", " + bytes + " bytes)",
-                () -> JCudaDriver.cuMemAlloc(pointer, bytes));
+        inContext(deviceId, () -> check("cuMemAlloc(device " + deviceId + ", " + bytes + " bytes)",
+                () -> JCudaDriver.cuMemAlloc(pointer, bytes)));
         return pointer.address();
     }
 
     void freeDevice(int deviceId, long address) {
-        makeCurrent(deviceId);
-        check("cuMemFree(device " + deviceId + ")", () -> JCudaDriver.cuMemFree(DevicePointer.at(address)));
+        inContext(deviceId, () ->
+                check("cuMemFree(device " + deviceId + ")", () -> JCudaDriver.cuMemFree(DevicePointer.at(address))));
     }
 
     /**
@@ -190,7 +311,12 @@ final class CudaDriver {
      * {@link #freePinned} tells the two apart by size.
      */
     long allocatePinned(long bytes) {
-        makeAnyCurrent();
+        long[] result = new long[1];
+        inAnyContext(() -> result[0] = allocatePinnedInContext(bytes));
+        return result[0];
+    }
+
+    private static long allocatePinnedInContext(long bytes) {
         if (fitsHostAlloc(bytes)) {
             HostPointer pointer = new HostPointer(0);
             check("cuMemHostAlloc(" + bytes + " bytes)",
@@ -212,13 +338,14 @@ final class CudaDriver {
     }
 
     void freePinned(long address, long bytes) {
-        makeAnyCurrent();
-        if (fitsHostAlloc(bytes)) {
-            check("cuMemFreeHost", () -> JCudaDriver.cuMemFreeHost(new HostPointer(address)));
-        } else {
-            check("cuMemHostUnregister", () -> JCudaDriver.cuMemHostUnregister(new HostPointer(address)));
-            Native.free(address);
-        }
+        inAnyContext(() -> {
+            if (fitsHostAlloc(bytes)) {
+                check("cuMemFreeHost", () -> JCudaDriver.cuMemFreeHost(new HostPointer(address)));
+            } else {
+                check("cuMemHostUnregister", () -> JCudaDriver.cuMemHostUnregister(new HostPointer(address)));
+                com.sun.jna.Native.free(address);
+            }
+        });
     }
 
     private static boolean fitsHostAlloc(long bytes) {
@@ -228,75 +355,81 @@ final class CudaDriver {
     // ---- copies between raw addresses --------------------------------------------------------------
 
     void copyHostToDevice(int deviceId, long hostAddress, long deviceAddress, long bytes) {
-        copyHostToDevice(deviceId, new HostPointer(hostAddress), deviceAddress, bytes, true);
+        inContext(deviceId, () -> onStream(deviceId, stream -> check(
+                "cuMemcpyHtoD(device " + deviceId + ", " + bytes + " bytes)", () -> JCudaDriver.cuMemcpyHtoDAsync(
+                        DevicePointer.at(deviceAddress), new HostPointer(hostAddress), bytes, stream))));
     }
 
     void copyDeviceToHost(int deviceId, long deviceAddress, long hostAddress, long bytes) {
-        copyDeviceToHost(deviceId, deviceAddress, new HostPointer(hostAddress), bytes, true);
+        inContext(deviceId, () -> onStream(deviceId, stream -> check(
+                "cuMemcpyDtoH(device " + deviceId + ", " + bytes + " bytes)", () -> JCudaDriver.cuMemcpyDtoHAsync(
+                        new HostPointer(hostAddress), DevicePointer.at(deviceAddress), bytes, stream))));
     }
 
     /** Copies between device addresses, on the same device or not (unified addressing infers which). */
     void copyDeviceToDevice(int deviceId, long sourceAddress, long destinationAddress, long bytes) {
-        makeCurrent(deviceId);
-        CUstream stream = copyStream(deviceId);
-        check("cuMemcpyAsync(device to device, " + bytes + " bytes)", () -> JCudaDriver.cuMemcpyAsync(
-                DevicePointer.at(destinationAddress), DevicePointer.at(sourceAddress), bytes, stream));
-        synchronize(deviceId, stream);
+        inContext(deviceId, () -> onStream(deviceId, stream -> check(
+                "cuMemcpyAsync(device to device, " + bytes + " bytes)", () -> JCudaDriver.cuMemcpyAsync(
+                        DevicePointer.at(destinationAddress), DevicePointer.at(sourceAddress), bytes, stream))));
     }
 
     // ---- copies from and to Java memory --------------------------------------------------------------
 
     /** Copies {@code source.remaining()} bytes to the device; does not move the buffer's position. */
     void copyHostToDevice(int deviceId, ByteBuffer source, long deviceAddress) {
-        copyHostToDevice(deviceId, Pointer.toBuffer(source), deviceAddress, source.remaining(), source.isDirect());
+        if (source.isDirect()) {
+            copyHostToDevice(deviceId, NativeMemory.addressOf(source) + source.position(), deviceAddress,
+                    source.remaining());
+        } else {
+            copyHostToDevice(deviceId, source.array(), source.arrayOffset() + source.position(), source.remaining(),
+                    deviceAddress);
+        }
     }
 
     /** Fills {@code destination.remaining()} bytes from the device; does not move the buffer's position. */
     void copyDeviceToHost(int deviceId, long deviceAddress, ByteBuffer destination) {
-        copyDeviceToHost(deviceId, deviceAddress, Pointer.toBuffer(destination), destination.remaining(),
-                destination.isDirect());
-    }
-
-    void copyHostToDevice(int deviceId, byte[] source, int offset, int length, long deviceAddress) {
-        copyHostToDevice(deviceId, Pointer.to(source).withByteOffset(offset), deviceAddress, length, false);
-    }
-
-    void copyDeviceToHost(int deviceId, long deviceAddress, byte[] destination, int offset, int length) {
-        copyDeviceToHost(deviceId, deviceAddress, Pointer.to(destination).withByteOffset(offset), length, false);
-    }
-
-    /**
-     * Native memory goes through the device's copy stream. Java heap memory can only be copied
-     * synchronously (JCuda pins the array for the call); from pageable memory the driver may return
-     * before the DMA lands, so the legacy stream is waited for too.
-     */
-    private void copyHostToDevice(int deviceId, Pointer source, long deviceAddress, long bytes,
-                                  boolean nativeMemory) {
-        makeCurrent(deviceId);
-        String what = "cuMemcpyHtoD(device " + deviceId + ", " + bytes + " bytes)";
-        if (nativeMemory) {
-            CUstream stream = copyStream(deviceId);
-            check(what, () -> JCudaDriver.cuMemcpyHtoDAsync(DevicePointer.at(deviceAddress), source, bytes,
-                    stream));
-            synchronize(deviceId, stream);
+        if (destination.isDirect()) {
+            copyDeviceToHost(deviceId, deviceAddress, NativeMemory.addressOf(destination) + destination.position(),
+                    destination.remaining());
         } else {
-            check(what, () -> JCudaDriver.cuMemcpyHtoD(DevicePointer.at(deviceAddress), source, bytes));
-            synchronize(deviceId, JCudaDriver.CU_STREAM_LEGACY);
+            copyDeviceToHost(deviceId, deviceAddress, destination.array(),
+                    destination.arrayOffset() + destination.position(), destination.remaining());
         }
     }
 
-    private void copyDeviceToHost(int deviceId, long deviceAddress, Pointer destination, long bytes,
-                                  boolean nativeMemory) {
-        makeCurrent(deviceId);
-        String what = "cuMemcpyDtoH(device " + deviceId + ", " + bytes + " bytes)";
-        if (nativeMemory) {
-            CUstream stream = copyStream(deviceId);
-            check(what, () -> JCudaDriver.cuMemcpyDtoHAsync(destination, DevicePointer.at(deviceAddress), bytes,
-                    stream));
-            synchronize(deviceId, stream);
-        } else {
-            // Synchronous device-to-host copies return only once the data is in host memory.
-            check(what, () -> JCudaDriver.cuMemcpyDtoH(destination, DevicePointer.at(deviceAddress), bytes));
+    /** Through pinned staging, chunk by chunk: the array is read by plain Java copies, never pinned by JNI. */
+    void copyHostToDevice(int deviceId, byte[] source, int offset, int length, long deviceAddress) {
+        inContext(deviceId, () -> withStaging(staging -> {
+            for (int done = 0; done < length; ) {
+                int chunk = Math.min(STAGING_CHUNK, length - done);
+                NativeMemory.view(staging, chunk).put(source, offset + done, chunk);
+                copyHostToDevice(deviceId, staging, deviceAddress + done, chunk);
+                done += chunk;
+            }
+        }));
+    }
+
+    void copyDeviceToHost(int deviceId, long deviceAddress, byte[] destination, int offset, int length) {
+        inContext(deviceId, () -> withStaging(staging -> {
+            for (int done = 0; done < length; ) {
+                int chunk = Math.min(STAGING_CHUNK, length - done);
+                copyDeviceToHost(deviceId, deviceAddress + done, staging, chunk);
+                NativeMemory.view(staging, chunk).get(destination, offset + done, chunk);
+                done += chunk;
+            }
+        }));
+    }
+
+    /** Lends a pinned chunk of {@link #STAGING_CHUNK} bytes (pooled for the life of the process). */
+    private void withStaging(java.util.function.LongConsumer work) {
+        Long staging = idleStaging.poll();
+        if (staging == null) {
+            staging = allocatePinned(STAGING_CHUNK);
+        }
+        try {
+            work.accept(staging);
+        } finally {
+            idleStaging.push(staging);
         }
     }
 
@@ -308,25 +441,38 @@ final class CudaDriver {
 
     /**
      * The ordinal of the device that owns {@code address}, or -1 when it is not device memory known to
-     * the driver (ordinary host memory, pinned host memory, or nothing at all).
+     * the driver (ordinary host memory, pinned host memory, or nothing at all). Asked in the caller's
+     * context, or in none; only if that fails without a current context is the query repeated in the
+     * context of a device this process uses.
      */
     int deviceOf(long address) {
         if (address == 0) {
             return -1;
         }
-        // The query needs some context current; the pointer's own device is found regardless of which.
-        makeAnyCurrent();
-        CUdeviceptr pointer = DevicePointer.at(address);
         int[] memoryType = new int[1];
-        if (resultOf(() -> JCudaDriver.cuPointerGetAttribute(Pointer.to(memoryType),
-                CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, pointer)) != CUresult.CUDA_SUCCESS
-                || memoryType[0] != CUmemorytype.CU_MEMORYTYPE_DEVICE) {
+        int result = queryPointer(CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address, memoryType);
+        if (result != CUresult.CUDA_SUCCESS || memoryType[0] != CUmemorytype.CU_MEMORYTYPE_DEVICE) {
             return -1;
         }
         int[] ordinal = new int[1];
-        check("cuPointerGetAttribute(DEVICE_ORDINAL)", () -> JCudaDriver.cuPointerGetAttribute(Pointer.to(ordinal),
-                CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer));
+        int found = queryPointer(CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address, ordinal);
+        if (found != CUresult.CUDA_SUCCESS) {
+            throw new CudaOperationException("cuPointerGetAttribute(DEVICE_ORDINAL)", CUresult.stringFor(found));
+        }
         return ordinal[0];
+    }
+
+    private int queryPointer(int attribute, long address, int[] value) {
+        IntSupplier query = () -> JCudaDriver.cuPointerGetAttribute(Pointer.to(value), attribute,
+                DevicePointer.at(address));
+        int result = resultOf(query);
+        // Drivers answer for any unified address without a context; should one insist, ask again in one.
+        if (result != CUresult.CUDA_SUCCESS && currentContext() == 0) {
+            int[] retried = new int[1];
+            inContext(preferredDevice(), () -> retried[0] = resultOf(query));
+            result = retried[0];
+        }
+        return result;
     }
 
     // ---- result checking ---------------------------------------------------------------------------
@@ -359,6 +505,13 @@ final class CudaDriver {
     }
 
     // ---- pointers with raw addresses ----------------------------------------------------------------
+
+    /** A context handle whose address can be compared; JCuda keeps it protected. */
+    static final class Context extends CUcontext {
+        long address() {
+            return getNativePointer();
+        }
+    }
 
     /** A device pointer whose address can be read back; JCuda keeps it protected. */
     static final class DevicePointer extends CUdeviceptr {

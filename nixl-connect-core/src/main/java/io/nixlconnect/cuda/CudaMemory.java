@@ -23,7 +23,7 @@ public final class CudaMemory {
         return driver.driverVersion();
     }
 
-    /** How many CUDA devices the driver reports (at least 1). */
+    /** How many CUDA devices the driver reports (at least 1), usable by this process or not. */
     public int deviceCount() {
         return driver.deviceCount();
     }
@@ -130,6 +130,25 @@ public final class CudaMemory {
         if (deviceId < 0 || deviceId >= driver.deviceCount()) {
             throw new CudaUnavailableException(Cuda.noSuchDevice(deviceId, driver.deviceCount()));
         }
+        String unusable = driver.unusableReason(deviceId);
+        if (unusable != null) {
+            throw new CudaUnavailableException(unusable);
+        }
+    }
+
+    /** Why this process cannot use device {@code deviceId}, or null when it can (or there is no such device). */
+    String unusableReason(int deviceId) {
+        return deviceId >= 0 && deviceId < driver.deviceCount() ? driver.unusableReason(deviceId) : null;
+    }
+
+    /**
+     * Makes the primary context of device {@code deviceId} current on the calling thread until the returned
+     * scope is closed, restoring the thread's own context then: for native libraries (NIXL/UCX) that need a
+     * context current when they register or move this device's memory. Close it on the same thread.
+     */
+    public DeviceContext enterDevice(int deviceId) {
+        checkDevice(deviceId);
+        return DeviceContext.enter(driver, deviceId);
     }
 
     private static void checkAllocationSize(long bytes) {

@@ -9,7 +9,9 @@
  *
  * <p>Nothing here loads JCuda until one of those is called; without JCuda, a driver or a device the
  * answer is a reason in words or a {@link io.nixlconnect.cuda.CudaUnavailableException}, never a crash.
- * Every call makes the device's primary context current on the calling thread, so buffers move freely
- * between threads.
+ * Every call runs in the primary context of the device the memory lives on, pushed onto the calling
+ * thread's context stack for the call and popped after (never replacing the caller's own context), so
+ * buffers move freely between threads; {@link io.nixlconnect.cuda.CudaMemory#enterDevice} does the same
+ * for native code an application calls itself.
  */
 package io.nixlconnect.cuda;

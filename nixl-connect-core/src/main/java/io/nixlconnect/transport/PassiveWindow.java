@@ -12,9 +12,22 @@ public interface PassiveWindow extends AutoCloseable {
     int notificationsReceived();
 
     /**
-     * Makes the regions unreachable. When this returns no peer access to them is in progress, so the
-     * caller may free the memory. Idempotent.
+     * Ends the window: stops waiting for its notification and makes the regions unreachable for new
+     * accesses. A peer access already in progress may go on until {@link #released()} completes.
+     * Idempotent; never blocks.
      */
     @Override
     void close();
+
+    /**
+     * Completes once no peer access to the regions can be in progress any more, so the caller may
+     * deregister and free the memory. Completed when {@link #close()} returns for backends that revoke
+     * access on close (the embedded transport, whose server stops serving the window). NIXL cannot
+     * revoke a read already in flight over UCX's software RMA (TCP): its window completes this when the
+     * peer's notification arrives (the peer's transfer is over), when the agent is destroyed, or when a
+     * drain limit scaled to the window's size has passed. Never completes exceptionally.
+     */
+    default CompletableFuture<Void> released() {
+        return CompletableFuture.completedFuture(null);
+    }
 }

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.util.List;
+
+import jcuda.driver.CUdevice;
 
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +26,7 @@ class CudaAvailabilityTest {
             "the JCuda native library",
             "JCuda cannot be loaded",
             "no CUDA device",
+            "no usable CUDA device",
             "the NVIDIA driver",
     };
 
@@ -93,7 +96,7 @@ class CudaAvailabilityTest {
 
     @Test
     void aDeviceIdBeyondTheDeviceCountIsUnavailableWithItsOwnReason() {
-        assumeTrue(Cuda.isAvailable(), () -> "no GPU: " + Cuda.availability().reason());
+        GpuTests.requireGpu();
         int count = Cuda.availability().deviceCount();
 
         CudaAvailability missing = Cuda.availability(count);
@@ -150,13 +153,46 @@ class CudaAvailabilityTest {
     }
 
     @Test
-    void aDriverWithoutAFunctionJCudaNeedsIsReportedAsTooOld() {
-        UnsatisfiedLinkError error = new UnsatisfiedLinkError("Error while loading native library "
-                + "\"JCudaDriver-12.6.0-linux-x86_64\"\n... /tmp/libJCudaDriver-12.6.0-linux-x86_64.so: "
-                + "undefined symbol: cuFoo_v2\n\tat ...");
+    void aDriverOlderThanCuda12IsReportedAsTooOldBeforeJCudaCallsAFunctionItLacks() {
+        assertThat(CudaDriver.tooOldDriver("11.4")).isEqualTo("the NVIDIA driver is too old: it supports CUDA 11.4, "
+                + "JCuda 12.6 needs a driver for CUDA 12.0 or newer; update the driver");
+        assertThat(CudaDriver.MINIMUM_DRIVER_VERSION).isEqualTo(12000);
+    }
 
-        assertThat(Cuda.describeLinkFailure(error)).isEqualTo("the NVIDIA driver (libcuda) lacks a function "
-                + "JCuda 12.6 needs; update the driver: undefined symbol: cuFoo_v2");
+    @Test
+    void anUndefinedSymbolIsNotMistakenForAnOldDriver() {
+        // JCuda binds lazily, so a missing driver function never shows as a link error at load time.
+        UnsatisfiedLinkError error = new UnsatisfiedLinkError("/tmp/libX.so: undefined symbol: foo");
+
+        assertThat(Cuda.describeLinkFailure(error)).startsWith("JCuda cannot be loaded: UnsatisfiedLinkError");
+    }
+
+    @Test
+    void devicesThisProcessMayNotUseAreReportedWithTheReason() {
+        String prohibited = "cuda:1 is in prohibited compute mode (no process may use it; see nvidia-smi -c)";
+        CudaDriver twoDevices = new CudaDriver(List.of(), new CUdevice[2], "12.4", new String[] {null, prohibited},
+                new CudaDriver.Context[2]);
+
+        CudaAvailability availability = Cuda.describe(twoDevices);
+
+        assertThat(availability.available()).isTrue();
+        assertThat(availability.deviceCount()).isEqualTo(2);
+        assertThat(availability.reason()).isEqualTo("2 CUDA device(s); unusable: " + prohibited);
+        assertThat(twoDevices.usableDeviceCount()).isEqualTo(1);
+    }
+
+    @Test
+    void noUsableDeviceMeansUnavailableNamingEachDevice() {
+        String taken = "cuda:0 is in exclusive-process compute mode and cannot be used by this process, probably "
+                + "another one holds it (cuDevicePrimaryCtxRetain: CUDA_ERROR_DEVICE_UNAVAILABLE)";
+        CudaDriver oneTaken = new CudaDriver(List.of(), new CUdevice[1], "12.4", new String[] {taken},
+                new CudaDriver.Context[1]);
+
+        CudaAvailability availability = Cuda.describe(oneTaken);
+
+        assertThat(availability.available()).isFalse();
+        assertThat(availability.reason()).isEqualTo("no usable CUDA device: " + taken);
+        assertThat(knownCauseOf(availability.reason())).isNotNull();
     }
 
     private static String knownCauseOf(String reason) {

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** Real allocations and copies; skipped, with the reason, on machines without a usable GPU. */
+/** Real allocations and copies; skipped, with the reason, without a usable GPU (failed when one is required, see {@link GpuTests}). */
 @Tag(TestTags.GPU)
 class CudaMemoryGpuTest {
 
@@ -33,8 +33,7 @@ class CudaMemoryGpuTest {
     /** Per test rather than per class, so that each test is reported as skipped with the reason. */
     @BeforeEach
     void requireGpu() {
-        assumeTrue(Cuda.isAvailable(), () -> "no GPU: " + Cuda.availability().reason());
-        cuda = Cuda.open();
+        cuda = GpuTests.requireGpu();
         if (otherThreads == null) {
             otherThreads = Executors.newFixedThreadPool(2);
         }

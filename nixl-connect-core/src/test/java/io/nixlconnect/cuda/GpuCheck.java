@@ -17,7 +17,9 @@ import java.util.concurrent.TimeUnit;
  * lists the devices, verifies host/device/device round trips byte for byte, and measures copy
  * bandwidth.
  *
- * <p>Exit status: 0 when every verdict passes, 1 when one fails, 2 when there is no usable GPU.
+ * <p>Exit status: 0 when every verdict passes, 1 when one fails, 2 when there is no usable GPU, 3 when
+ * there is none but one is expected ({@code -Dnixl.test.gpu.required=true} or
+ * {@code NIXL_TEST_GPU_REQUIRED=1}, see {@link GpuTests}): then the missing GPU is the failure.
  * Options: {@code --size-mib N} (bandwidth buffer, default 256), {@code --iterations N} (default 20).
  *
  * <p>To add a check, add a {@link #verdict} call in {@link #run}.
@@ -27,19 +29,25 @@ public final class GpuCheck {
     static final int EXIT_PASSED = 0;
     static final int EXIT_FAILED = 1;
     static final int EXIT_NO_GPU = 2;
+    static final int EXIT_GPU_EXPECTED = 3;
 
     private final long bandwidthBytes;
     private final int iterations;
+    private final boolean gpuRequired;
     private final List<String> failures = new ArrayList<>();
 
-    private GpuCheck(long bandwidthBytes, int iterations) {
+    private GpuCheck(long bandwidthBytes, int iterations, boolean gpuRequired) {
         this.bandwidthBytes = bandwidthBytes;
         this.iterations = iterations;
+        this.gpuRequired = gpuRequired;
     }
 
-    /** A check with a {@code bandwidthBytes} buffer copied {@code iterations} times per rate. */
-    static GpuCheck withSizes(long bandwidthBytes, int iterations) {
-        return new GpuCheck(bandwidthBytes, iterations);
+    /**
+     * A check with a {@code bandwidthBytes} buffer copied {@code iterations} times per rate; with
+     * {@code gpuRequired}, a missing GPU exits {@link #EXIT_GPU_EXPECTED}.
+     */
+    static GpuCheck withSizes(long bandwidthBytes, int iterations, boolean gpuRequired) {
+        return new GpuCheck(bandwidthBytes, iterations, gpuRequired);
     }
 
     public static void main(String[] args) {
@@ -55,7 +63,7 @@ public final class GpuCheck {
                 }
             }
         }
-        System.exit(new GpuCheck(sizeMib << 20, iterations).run());
+        System.exit(new GpuCheck(sizeMib << 20, iterations, GpuTests.gpuRequired()).run());
     }
 
     int run() {
@@ -63,6 +71,10 @@ public final class GpuCheck {
                 + System.getProperty("os.arch"));
         CudaAvailability availability = Cuda.availability();
         if (!availability.available()) {
+            if (gpuRequired) {
+                System.out.println("GPU EXPECTED, NONE USABLE: " + GpuTests.gpuExpectedMessage(availability.reason()));
+                return EXIT_GPU_EXPECTED;
+            }
             System.out.println("NO GPU: " + availability.reason());
             return EXIT_NO_GPU;
         }

@@ -2,6 +2,8 @@ package io.nixlconnect.transport.embedded;
 
 import io.nixlconnect.cuda.Cuda;
 import io.nixlconnect.cuda.CudaAvailability;
+import io.nixlconnect.cuda.CudaMemory;
+import io.nixlconnect.cuda.DeviceContext;
 import io.nixlconnect.cuda.CudaStaging;
 import io.nixlconnect.cuda.PinnedHostBuffer;
 import io.nixlconnect.internal.NativeMemory;
@@ -30,7 +32,7 @@ final class GpuStaging implements AutoCloseable {
     }
 
     void send(Link link, long devicePointer, long length) throws IOException {
-        PinnedHostBuffer staging = borrow();
+        PinnedHostBuffer staging = borrow(devicePointer);
         try {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(CHUNK, length - done);
@@ -44,7 +46,7 @@ final class GpuStaging implements AutoCloseable {
     }
 
     void receive(Link link, long devicePointer, long length) throws IOException {
-        PinnedHostBuffer staging = borrow();
+        PinnedHostBuffer staging = borrow(devicePointer);
         try {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(CHUNK, length - done);
@@ -57,9 +59,17 @@ final class GpuStaging implements AutoCloseable {
         }
     }
 
-    private PinnedHostBuffer borrow() {
+    private PinnedHostBuffer borrow(long devicePointer) {
         PinnedHostBuffer buffer = idle.poll();
-        return buffer != null ? buffer : Cuda.open().allocatePinned(CHUNK);
+        if (buffer != null) {
+            return buffer;
+        }
+        // Pinning needs some CUDA context current: the memory's own device's, so no other device gets one.
+        CudaMemory cuda = Cuda.open();
+        int deviceId = cuda.deviceOf(devicePointer);
+        try (DeviceContext context = deviceId >= 0 ? cuda.enterDevice(deviceId) : null) {
+            return cuda.allocatePinned(CHUNK);
+        }
     }
 
     private void giveBack(PinnedHostBuffer buffer) {

@@ -2,6 +2,8 @@ package io.nixlconnect.transport.nixl;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.nixlconnect.cuda.DeviceContext;
+import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.MemoryType;
@@ -13,8 +15,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -29,8 +30,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 
 /**
- * Everything one NIXL agent owns: the native agent and backends, registrations, loaded peers,
- * posted transfers, the notification dispatcher and the progress loop.
+ * One NIXL agent: the native agent and backends, registrations, posted transfers, passive windows, the
+ * notification dispatcher and the progress loop. Its peers are {@link NixlPeers}; transfer requests are
+ * checked and built by {@link NixlRequests}.
  *
  * <p>Every native call on the agent runs under the read side of {@link #lifecycle}; {@link #close()}
  * takes the write side, so nothing touches the native agent while, or after, it is destroyed.
@@ -40,7 +42,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private static final Logger log = LoggerFactory.getLogger(NixlAgentCore.class);
     static final int MAX_EARLY_NOTIFICATIONS = 1024;
     static final long MAX_EARLY_NOTIFICATION_BYTES = 1 << 20;
-    static final int MAX_LOADED_PEERS = 64;
     /**
      * How often the loop drains notifications while no window waits for one. {@code getNotifs} holds
      * NIXL's agent-wide lock and progresses UCX until idle, so calling it every round made callers'
@@ -48,6 +49,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
      * collecting (they are buffered), not speed.
      */
     static final long UNAWAITED_DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    static final long DRAIN_BYTES_PER_SECOND = 100_000_000L;
+    /** The fixed part of {@link #drainLimitNanos}; tests shorten it. */
+    static volatile long drainBaseNanos = TimeUnit.SECONDS.toNanos(2);
 
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
@@ -58,15 +62,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private long[] backendHandles = new long[0];
     /** Ended transfers by the backend NIXL chose for them (health details). */
     private final Map<String, LongAdder> transfersByBackend = new ConcurrentHashMap<>();
-    /**
-     * The loaded peers and the metadata each was loaded from, least recently loaded first (guarded by itself). This
-     * agent alone decides a peer's lifetime: loading the same metadata again is a lookup, and a peer stays loaded
-     * (connected: UCX wire-up costs milliseconds) until more than {@link #MAX_LOADED_PEERS} are, when the least
-     * recently loaded one with no transfer in flight is invalidated, or until close.
-     */
-    private final LinkedHashMap<String, byte[]> remotes = new LinkedHashMap<>(16, 0.75f, true);
+    private final NixlPeers peers = new NixlPeers(this);
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
+    private final Set<NixlWindow> draining = ConcurrentHashMap.newKeySet();
     private final NotificationDispatcher dispatcher =
             new NotificationDispatcher(MAX_EARLY_NOTIFICATIONS, MAX_EARLY_NOTIFICATION_BYTES);
     private final ProgressLoop progress;
@@ -204,7 +203,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (region == null) {
             throw new IllegalArgumentException("region must not be null");
         }
-        requireUsable(region, "region");
+        NixlRequests.requireUsable(region, "region");
         lifecycle.readLock().lock();
         try {
             ensureOpen();
@@ -213,11 +212,15 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 return NixlRegistration.empty(this, region);
             }
             long[] dlist = new long[1];
-            check(NixlCapi.nixl_capi_create_reg_dlist(memType(region.type()), dlist, false), "create registration list");
-            try {
+            check(NixlCapi.nixl_capi_create_reg_dlist(NixlRequests.memType(region.type()), dlist), "create registration list");
+            try (DeviceContext context = NixlCudaSupport.contextFor(List.of(region))) {
                 check(NixlCapi.nixl_capi_reg_dlist_add_desc(dlist[0], region.address(), region.length(),
                         region.deviceId(), null, 0), "describe " + region);
-                check(NixlCapi.nixl_capi_register_mem(agent, dlist[0], 0), "register " + region);
+                int status = NixlCapi.nixl_capi_register_mem(agent, dlist[0], 0);
+                if (status != NixlCapi.SUCCESS && region.type() == MemoryType.VRAM) {
+                    throw new TransportException(NixlCudaSupport.vramRegistrationFailure(region, NixlCapi.statusName(status)));
+                }
+                check(status, "register " + region);
             } catch (RuntimeException e) {
                 NixlCapi.nixl_capi_destroy_reg_dlist(dlist[0]);
                 throw e;
@@ -251,10 +254,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
-    int registrationCount() {
-        return registrations.size();
-    }
-
     // --- metadata and peers ---
 
     byte[] localMetadata() {
@@ -274,141 +273,48 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
-    /**
-     * Loads a peer, or updates one already loaded under the same name.
-     *
-     * <p>NIXL (1.5.1, {@code nixlAgentData::loadRemoteMD}) merges a blob for an already loaded name: the
-     * connection is kept when its info is unchanged, regions not yet known are added, known ones are
-     * kept, and the peer keeps its generation, so transfers in flight against it carry on. Invalidating
-     * first would start a new generation and fail those transfers with NOT_FOUND. NIXL refuses the
-     * merge (NOT_ALLOWED, reported as ERROR_BACKEND) when the connection info changed (the peer restarted
-     * under the same name) or a known region's key changed; only then is the peer replaced, and only
-     * while no transfer to it is in flight. Nothing here blocks: the caller may hold locks that
-     * completion callbacks on the progress thread need.
-     */
+    /** Loads a peer after checking its metadata in Java (see {@link NixlPeers#load}); returns its name. */
     String loadRemote(byte[] metadata) {
         if (metadata == null || metadata.length == 0) {
             throw new IllegalArgumentException("remote agent metadata must not be null or empty");
         }
+        // NIXL trusts the blob; everything it could mis-handle is refused here, before any native call.
+        NixlMetadataFormat.Parsed parsed = NixlMetadataFormat.validate(metadata);
+        if (parsed.agent().equals(name)) {
+            throw new InvalidAgentMetadataException("Agent", "is this agent's own name '" + name + "'");
+        }
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            synchronized (remotes) {
-                // Every operation loads its peer: when NIXL already holds this exact blob, loading it would be a
-                // no-op merge, so skip the native call (~15-30 us per small operation).
-                String named = NixlMetadataFormat.agentName(metadata);
-                if (named != null) {
-                    byte[] held = remotes.get(named); // also marks it recently loaded
-                    if (held != null && Arrays.equals(held, metadata)) {
-                        return named;
-                    }
-                }
-                long[] remoteName = new long[1];
-                int status = NixlCapi.nixl_capi_load_remote_md(agent, metadata, metadata.length, remoteName);
-                String remote = status == NixlCapi.SUCCESS ? takeString(remoteName[0]) : replaceRemote(metadata, status);
-                remotes.put(remote, metadata.clone());
-                evictIdlePeers(remote);
-                return remote;
-            }
+            return peers.load(metadata, parsed.agent());
         } finally {
             lifecycle.readLock().unlock();
         }
     }
 
-    /** NIXL refused to merge {@code metadata}; replaces the peer it names if that is safe. Holds {@link #remotes}. */
-    private String replaceRemote(byte[] metadata, int refusal) {
-        String remote = NixlMetadataFormat.agentName(metadata);
-        if (remote == null || !remotes.containsKey(remote)) {
-            throw loadFailure(metadata, refusal);
-        }
-        long pending = inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
-        if (pending > 0) {
-            throw new TransportException("NIXL agent " + name + " cannot take new metadata for peer '" + remote
-                    + "' (NIXL refused to merge it: " + NixlCapi.statusName(refusal) + "; the peer restarted or"
-                    + " re-registered memory under a new key) while " + pending + " transfer(s) to it are in"
-                    + " flight; replacing it would fail them");
-        }
-        log.debug("NIXL agent {}: replacing peer {} (NIXL refused to merge its new metadata: {})", name, remote,
-                NixlCapi.statusName(refusal));
-        NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
-        remotes.remove(remote);
-        return loadRemoteNative(metadata);
-    }
-
-    private String loadRemoteNative(byte[] metadata) {
-        long[] remoteName = new long[1];
-        int status = NixlCapi.nixl_capi_load_remote_md(agent, metadata, metadata.length, remoteName);
-        if (status != NixlCapi.SUCCESS) {
-            throw loadFailure(metadata, status);
-        }
-        return takeString(remoteName[0]);
-    }
-
-    private TransportException loadFailure(byte[] metadata, int status) {
-        return new TransportException("NIXL agent " + name + " could not load remote agent metadata ("
-                + metadata.length + " bytes): " + NixlCapi.statusName(status)
-                + "; is it NIXL metadata from a compatible NIXL version?");
-    }
-
-    /** Copies and frees a string NIXL allocated for the caller. */
-    private static String takeString(long address) {
-        try {
-            return new Pointer(address).getString(0);
-        } finally {
-            Native.free(address);
-        }
-    }
-
-    /** Beyond {@link #MAX_LOADED_PEERS}, invalidates the least recently loaded peers with no transfer in flight. Holds {@link #remotes}. */
-    private void evictIdlePeers(String justLoaded) {
-        if (remotes.size() <= MAX_LOADED_PEERS) {
-            return;
-        }
-        Set<String> busy = new HashSet<>();
+    /** The peers that transfers in flight target. */
+    Set<String> remotesWithTransfersInFlight() {
+        Set<String> remotes = new HashSet<>();
         for (NixlTransfer transfer : inFlight) {
-            busy.add(transfer.remote());
+            remotes.add(transfer.remote());
         }
-        busy.add(justLoaded);
-        for (String peer : evictable(remotes.keySet(), MAX_LOADED_PEERS, busy)) {
-            invalidate(peer);
-            remotes.remove(peer);
-        }
+        return remotes;
     }
 
-    /** Which of {@code peers} (oldest first) to unload to get down to {@code max}, never one in {@code busy}. */
-    static List<String> evictable(Collection<String> peers, int max, Set<String> busy) {
-        List<String> evict = new ArrayList<>();
-        int excess = peers.size() - max;
-        for (String peer : peers) {
-            if (evict.size() >= excess) {
-                break;
-            }
-            if (!busy.contains(peer)) {
-                evict.add(peer);
-            }
-        }
-        return evict;
+    long transfersInFlightTo(String remote) {
+        return inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
     }
 
     /** Peers loaded now. */
     int remoteCount() {
-        synchronized (remotes) {
-            return remotes.size();
-        }
-    }
-
-    private void invalidate(String remote) {
-        int status = NixlCapi.nixl_capi_invalidate_remote_md(agent, remote);
-        if (status != NixlCapi.SUCCESS) {
-            log.debug("NIXL agent {}: invalidating {} returned {}", name, remote, NixlCapi.statusName(status));
-        }
+        return peers.loadedCount();
     }
 
     // --- transfers ---
 
     TransferHandle post(TransferOp op, List<MemoryRegion> local, String remote, List<MemoryRegion> remoteRegions,
             byte[] notification) {
-        validateTransfer(op, local, remote, remoteRegions);
+        NixlRequests.validateTransfer(op, local, remote, remoteRegions);
         String description = op + " of " + local.size() + " region(s) " + (op == TransferOp.READ ? "from " : "to ")
                 + remote;
         // Empty pairs are legal on the wire and move nothing; NIXL refuses empty descriptors.
@@ -425,9 +331,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
             ensureOpen();
             NixlTransfer transfer;
             Runnable outcome = null;
-            // Under `remotes` so a peer cannot be replaced between creating the request and posting it.
-            synchronized (remotes) {
-                if (!remotes.containsKey(remote)) {
+            // Under the peers' monitor so a peer cannot be replaced between creating the request and posting it.
+            synchronized (peers) {
+                if (!peers.isLoaded(remote)) {
                     throw new TransportException("remote agent '" + remote + "' is not loaded in NIXL agent " + name
                             + "; load its metadata first");
                 }
@@ -435,18 +341,22 @@ final class NixlAgentCore implements ProgressLoop.Work {
                     sendNotification(remote, notification, description);
                     transfer = NixlTransfer.completedWithoutData(this, remote, description);
                 } else {
-                    long request = createRequest(op, localData, remote, remoteData, notification, description);
-                    transfer = new NixlTransfer(this, remote, request, description);
-                    synchronized (transfer) {
-                        int status = NixlCapi.nixl_capi_post_xfer_req(agent, request, 0);
-                        if (status == NixlCapi.IN_PROGRESS) {
-                            inFlight.add(transfer);
-                        } else if (status == NixlCapi.SUCCESS) {
-                            outcome = transfer.finish(status);
-                        } else {
-                            transfer.finish(status);
-                            throw new TransportException("NIXL agent " + name + " could not post " + description
-                                    + ": " + NixlCapi.statusName(status));
+                    // Local GPU memory: its device's context is current while NIXL/UCX create and post.
+                    try (DeviceContext context = NixlCudaSupport.contextFor(localData)) {
+                        long request = NixlRequests.createRequest(agent, op, localData, remote, remoteData, notification, description);
+                        transfer = new NixlTransfer(this, remote, request, description,
+                                NixlCudaSupport.cudaDeviceOf(localData));
+                        synchronized (transfer) {
+                            int status = NixlCapi.nixl_capi_post_xfer_req(agent, request, 0);
+                            if (status == NixlCapi.IN_PROGRESS) {
+                                inFlight.add(transfer);
+                            } else if (status == NixlCapi.SUCCESS) {
+                                outcome = transfer.finish(status);
+                            } else {
+                                transfer.finish(status);
+                                throw new TransportException("NIXL agent " + name + " could not post " + description
+                                        + ": " + NixlCapi.statusName(status));
+                            }
                         }
                     }
                 }
@@ -464,40 +374,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
-    /** Builds a NIXL transfer request; the descriptor lists and options are freed before returning. */
-    private long createRequest(TransferOp op, List<MemoryRegion> local, String remote, List<MemoryRegion> remoteRegions,
-            byte[] notification, String description) {
-        long localList = 0;
-        long remoteList = 0;
-        long optArgs = 0;
-        try {
-            localList = xferList(local);
-            remoteList = xferList(remoteRegions);
-            long[] handle = new long[1];
-            check(NixlCapi.nixl_capi_create_opt_args(handle), "create transfer options");
-            optArgs = handle[0];
-            if (notification != null) {
-                check(NixlCapi.nixl_capi_opt_args_set_notif_msg(optArgs, notification, notification.length),
-                        "set notification");
-                check(NixlCapi.nixl_capi_opt_args_set_has_notif(optArgs, true), "set notification flag");
-            }
-            int nixlOp = op == TransferOp.READ ? NixlCapi.XFER_READ : NixlCapi.XFER_WRITE;
-            check(NixlCapi.nixl_capi_create_xfer_req(agent, nixlOp, localList, remoteList, remote, handle, optArgs),
-                    "create " + description);
-            return handle[0];
-        } finally {
-            if (optArgs != 0) {
-                NixlCapi.nixl_capi_destroy_opt_args(optArgs);
-            }
-            if (localList != 0) {
-                NixlCapi.nixl_capi_destroy_xfer_dlist(localList);
-            }
-            if (remoteList != 0) {
-                NixlCapi.nixl_capi_destroy_xfer_dlist(remoteList);
-            }
-        }
-    }
-
     /**
      * A transfer whose pairs are all empty still owes the peer its notification: NIXL sends it on its
      * own ({@code genNotif}), in order with earlier notifications to that peer.
@@ -510,65 +386,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (status != NixlCapi.SUCCESS) {
             throw new TransportException("NIXL agent " + name + " could not send the notification of " + description
                     + " (no data to move): " + NixlCapi.statusName(status));
-        }
-    }
-
-    private static void validateTransfer(TransferOp op, List<MemoryRegion> local, String remote,
-            List<MemoryRegion> remoteRegions) {
-        if (op == null) {
-            throw new IllegalArgumentException("transfer op must not be null");
-        }
-        if (remote == null || remote.isEmpty() || remote.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException("remote agent name must be non-empty and free of NUL characters");
-        }
-        if (local == null || remoteRegions == null || local.isEmpty()) {
-            throw new IllegalArgumentException("a transfer needs at least one local and one remote region");
-        }
-        if (local.size() != remoteRegions.size()) {
-            throw new IllegalArgumentException("local and remote region lists differ in length: " + local.size()
-                    + " vs " + remoteRegions.size());
-        }
-        for (int i = 0; i < local.size(); i++) {
-            MemoryRegion l = local.get(i);
-            MemoryRegion r = remoteRegions.get(i);
-            if (l == null || r == null) {
-                throw new IllegalArgumentException("region pair " + i + " contains null");
-            }
-            requireUsable(l, "local region " + i);
-            requireUsable(r, "remote region " + i);
-            if (l.length() != r.length()) {
-                throw new IllegalArgumentException("region pair " + i + " differs in size: local " + l.length()
-                        + " bytes, remote " + r.length() + " bytes");
-            }
-            if (l.type() != local.get(0).type() || r.type() != remoteRegions.get(0).type()) {
-                throw new IllegalArgumentException("all regions of one side must share one memory type");
-            }
-        }
-    }
-
-    /** Empty regions are accepted (they never reach NIXL); others need an address. */
-    private static void requireUsable(MemoryRegion region, String what) {
-        if (region.address() == 0 && region.length() > 0) {
-            throw new IllegalArgumentException(what + " has address 0");
-        }
-        if (region.type() == MemoryType.DRAM && region.deviceId() != 0) {
-            throw new IllegalArgumentException(what + " is host memory but names device " + region.deviceId());
-        }
-    }
-
-    private static long xferList(List<MemoryRegion> regions) {
-        long[] handle = new long[1];
-        check(NixlCapi.nixl_capi_create_xfer_dlist(memType(regions.get(0).type()), handle, false),
-                "create descriptor list");
-        try {
-            for (MemoryRegion region : regions) {
-                check(NixlCapi.nixl_capi_xfer_dlist_add_desc(handle[0], region.address(), region.length(),
-                        region.deviceId()), "describe " + region);
-            }
-            return handle[0];
-        } catch (RuntimeException e) {
-            NixlCapi.nixl_capi_destroy_xfer_dlist(handle[0]);
-            throw e;
         }
     }
 
@@ -594,12 +411,74 @@ final class NixlAgentCore implements ProgressLoop.Work {
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            NixlWindow window = new NixlWindow(dispatcher, dispatcher.await(notification, notifications));
+            long bytes = 0;
+            for (MemoryRegion region : regions) {
+                bytes += region.length();
+            }
+            NixlWindow window = new NixlWindow(this, dispatcher.await(notification, notifications), bytes);
             progress.wake();
             return window;
         } finally {
             lifecycle.readLock().unlock();
         }
+    }
+
+    /** How many notifications {@code waiter} has received (fan-out windows wait for several). */
+    int notificationsReceived(NotificationDispatcher.Waiter waiter) {
+        return dispatcher.received(waiter);
+    }
+
+    /**
+     * A window closed before its notification: a peer's transfer may still be in flight, and over UCX's
+     * software RMA (TCP) this agent's worker goes on reading or writing the window's memory whenever it
+     * progresses, deregistered or not. The window is released when its notification arrives (the peer's
+     * transfer is over), when this agent is destroyed, or after {@link #drainLimitNanos} (a peer that
+     * has not finished by then is taken to have given up; see docs/security.md for what a peer that
+     * stalls on purpose can still do over TCP).
+     */
+    void drain(NixlWindow window) {
+        lifecycle.readLock().lock();
+        try {
+            if (agent == 0) {
+                window.markReleased(); // destroyed: no worker left to touch the memory
+                return;
+            }
+            draining.add(window);
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+        window.waiter().future.whenComplete((ok, error) -> {
+            if (error == null) {
+                endDrain(window);
+            }
+        });
+        long limit = drainLimitNanos(window.bytes());
+        CompletableFuture.delayedExecutor(limit, TimeUnit.NANOSECONDS).execute(() -> {
+            if (draining.contains(window)) {
+                log.warn("NIXL agent {}: a window of {} bytes closed before its notification is released after the"
+                        + " drain limit of {} ms without the notification", name, window.bytes(),
+                        TimeUnit.NANOSECONDS.toMillis(limit));
+                dispatcher.cancel(window.waiter());
+                endDrain(window);
+            }
+        });
+        progress.wake();
+    }
+
+    /** How long a window closed early stays unreleased at most: 2 s plus its size at 100 MB/s. */
+    static long drainLimitNanos(long bytes) {
+        return drainBaseNanos + bytes / DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1)
+                + bytes % DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1) / DRAIN_BYTES_PER_SECOND;
+    }
+
+    private void endDrain(NixlWindow window) {
+        if (draining.remove(window)) {
+            window.markReleased();
+        }
+    }
+
+    int drainingCount() {
+        return draining.size();
     }
 
     // --- progress loop ---
@@ -701,13 +580,15 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
         details.put("serving", isServing());
         details.put("registrations", registrations.size());
-        details.put("remoteAgents", remoteCount());
+        details.put("remoteAgents", peers.loadedCount());
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
         Map<String, Long> byBackend = new TreeMap<>();
         transfersByBackend.forEach((backend, count) -> byBackend.put(backend, count.sum()));
         details.put("transfersByBackend", byBackend);
         details.put("windowsWaiting", dispatcher.waitingCount());
+        details.put("windowsDraining", draining.size());
+        details.put("cudaRuntime", NixlCudaSupport.cudaRuntimeStatus());
         details.put("notificationsReceived", notificationsReceived);
         details.put("notificationsBuffered", dispatcher.bufferedCount());
         details.put("notificationsDropped", dispatcher.droppedCount());
@@ -752,13 +633,12 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 deregisterNative(registration.region(), registration.dlist());
             }
             registrations.clear();
-            synchronized (remotes) {
-                remotes.keySet().forEach(this::invalidate);
-                remotes.clear();
-            }
+            peers.invalidateAll();
             destroyNative();
         } finally {
             lifecycle.writeLock().unlock();
+            // Only now: the worker that could still serve a peer's transfer is gone.
+            new ArrayList<>(draining).forEach(this::endDrain);
             onClose.accept(this);
         }
     }
@@ -778,10 +658,6 @@ final class NixlAgentCore implements ProgressLoop.Work {
             log.warn("NIXL agent {}: destroy returned {}", name, NixlCapi.statusName(status));
         }
         agent = 0;
-    }
-
-    static int memType(MemoryType type) {
-        return type == MemoryType.DRAM ? NixlCapi.MEM_DRAM : NixlCapi.MEM_VRAM;
     }
 
     static void check(int status, String what) {

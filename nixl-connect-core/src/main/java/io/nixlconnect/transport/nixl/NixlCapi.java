@@ -111,22 +111,24 @@ final class NixlCapi {
 
     /**
      * Encodes {@code nixl_capi_agent_config_t} (x86-64 layout, 40 bytes): bool enable_prog_thread @0,
-     * bool enable_listen_thread @1, uint16 listen_port @2, enum thread_sync @4, uint num_workers @8,
+     * bool enable_listen_thread @1, int listen_port @4, enum thread_sync @8, unsigned num_workers @12,
      * uint64 pthr_delay_us @16, uint64 lthr_delay_us @24, bool capture_telemetry @32. Telemetry is captured: it
      * gives each transfer's post and transfer durations (operation attributes).
      */
     static byte[] agentConfig(boolean progressThread, long progressDelayMicros, int threadSync) {
-        ByteBuffer cfg = ByteBuffer.allocate(40).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer cfg = ByteBuffer.allocate(AGENT_CONFIG_SIZE).order(ByteOrder.LITTLE_ENDIAN);
         cfg.put(0, (byte) (progressThread ? 1 : 0));
         cfg.put(1, (byte) 0);
-        cfg.putShort(2, (short) 0);
-        cfg.putInt(4, threadSync);
-        cfg.putInt(8, 1);
+        cfg.putInt(4, 0);
+        cfg.putInt(8, threadSync);
+        cfg.putInt(12, 1);
         cfg.putLong(16, progressDelayMicros);
         cfg.putLong(24, 100_000);
         cfg.put(32, (byte) 1);
         return cfg.array();
     }
+
+    static final int AGENT_CONFIG_SIZE = 40;
 
     static String statusName(int status) {
         return switch (status) {
@@ -196,7 +198,7 @@ final class NixlCapi {
     static native int nixl_capi_opt_args_set_has_notif(long args, boolean hasNotif);
 
     // --- registration ---
-    static native int nixl_capi_create_reg_dlist(int memType, long[] dlist, boolean sorted);
+    static native int nixl_capi_create_reg_dlist(int memType, long[] dlist);
 
     static native int nixl_capi_reg_dlist_add_desc(long dlist, long addr, long len, long devId,
             Pointer metadata, long metadataLen);
@@ -208,7 +210,7 @@ final class NixlCapi {
     static native int nixl_capi_deregister_mem(long agent, long dlist, long optArgs);
 
     // --- transfers ---
-    static native int nixl_capi_create_xfer_dlist(int memType, long[] dlist, boolean sorted);
+    static native int nixl_capi_create_xfer_dlist(int memType, long[] dlist);
 
     static native int nixl_capi_xfer_dlist_add_desc(long dlist, long addr, long len, long devId);
 

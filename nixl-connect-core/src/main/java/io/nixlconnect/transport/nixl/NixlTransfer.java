@@ -1,5 +1,7 @@
 package io.nixlconnect.transport.nixl;
 
+import io.nixlconnect.cuda.Cuda;
+import io.nixlconnect.cuda.DeviceContext;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferState;
 import io.nixlconnect.transport.TransportException;
@@ -17,15 +19,18 @@ final class NixlTransfer implements TransferHandle {
     private final String remote;
     private final String description;
     private final CompletableFuture<Void> completion = new CompletableFuture<>();
+    /** The CUDA device of the local memory, whose context is current while polling; -1 for host memory. */
+    private final int cudaDevice;
     private long request;
     private volatile TransferState state = TransferState.IN_PROGRESS;
     private volatile java.util.Map<String, Object> attributes = java.util.Map.of("transport", "nixl");
 
-    NixlTransfer(NixlAgentCore agent, String remote, long request, String description) {
+    NixlTransfer(NixlAgentCore agent, String remote, long request, String description, int cudaDevice) {
         this.agent = agent;
         this.remote = remote;
         this.request = request;
         this.description = description;
+        this.cudaDevice = cudaDevice;
     }
 
     /**
@@ -33,7 +38,7 @@ final class NixlTransfer implements TransferHandle {
      * done at once. Its notification, if any, was sent on its own beforehand.
      */
     static NixlTransfer completedWithoutData(NixlAgentCore agent, String remote, String description) {
-        NixlTransfer transfer = new NixlTransfer(agent, remote, 0, description);
+        NixlTransfer transfer = new NixlTransfer(agent, remote, 0, description, -1);
         transfer.state = TransferState.DONE;
         transfer.completion.complete(null);
         return transfer;
@@ -94,7 +99,10 @@ final class NixlTransfer implements TransferHandle {
             if (state.isTerminal()) {
                 return true;
             }
-            int status = NixlCapi.nixl_capi_get_xfer_status(agent.handle(), request);
+            int status;
+            try (DeviceContext context = cudaDevice < 0 ? null : Cuda.open().enterDevice(cudaDevice)) {
+                status = NixlCapi.nixl_capi_get_xfer_status(agent.handle(), request);
+            }
             if (status == NixlCapi.IN_PROGRESS) {
                 return false;
             }

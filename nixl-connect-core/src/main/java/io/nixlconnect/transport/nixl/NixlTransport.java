@@ -35,6 +35,7 @@ final class NixlTransport implements Transport {
         NixlSettings effective = settings == null ? NixlSettings.defaults() : settings;
         NixlInstallation installation = NixlLibraryLocator.forThisProcess().locate(effective);
         NixlNativeLibrary.load(installation);
+        NixlCudaSupport.logOnce();
         return new NixlTransport(effective, installation);
     }
 

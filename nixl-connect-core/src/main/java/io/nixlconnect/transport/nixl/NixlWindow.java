@@ -2,36 +2,84 @@ package io.nixlconnect.transport.nixl;
 
 import io.nixlconnect.transport.PassiveWindow;
 
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * A passive window on a NIXL agent. NIXL exposes every registered region to every loaded peer, so
- * the window only waits for its notification; closing it stops the wait.
+ * the window only waits for its notification.
+ *
+ * <p>Closing it before the notification cannot revoke a peer's read or write already in flight: over
+ * UCX's software RMA (TCP) the owner's worker serves a peer's GET or PUT from the raw address, in
+ * fragments, whenever it progresses, whether or not the memory is still registered. So a window closed
+ * early keeps awaiting its notification and {@link #released()} completes only when the notification
+ * arrives (the peer's transfer is over), the agent is destroyed, or the agent's drain limit passes
+ * ({@link NixlAgentCore#drain}).
  */
 final class NixlWindow implements PassiveWindow {
 
-    private final NotificationDispatcher dispatcher;
+    private final NixlAgentCore core;
     private final NotificationDispatcher.Waiter waiter;
+    private final long bytes;
+    private final CompletableFuture<Void> notified = new CompletableFuture<>();
+    private final CompletableFuture<Void> released = new CompletableFuture<>();
+    private boolean closed;
 
-    NixlWindow(NotificationDispatcher dispatcher, NotificationDispatcher.Waiter waiter) {
-        this.dispatcher = dispatcher;
+    NixlWindow(NixlAgentCore core, NotificationDispatcher.Waiter waiter, long bytes) {
+        this.core = core;
         this.waiter = waiter;
+        this.bytes = bytes;
+        waiter.future.whenComplete((ok, error) -> {
+            if (error == null) {
+                notified.complete(null);
+            } else {
+                notified.completeExceptionally(error);
+            }
+        });
     }
 
     @Override
     public CompletableFuture<Void> notified() {
-        return waiter.future;
+        return notified;
+    }
+
+    @Override
+    public CompletableFuture<Void> released() {
+        return released;
+    }
+
+    NotificationDispatcher.Waiter waiter() {
+        return waiter;
+    }
+
+    long bytes() {
+        return bytes;
+    }
+
+    /** No peer can touch the window's regions any more. */
+    void markReleased() {
+        released.complete(null);
     }
 
     @Override
     public int notificationsReceived() {
-        return dispatcher.received(waiter);
+        return core.notificationsReceived(waiter);
     }
 
     @Override
     public void close() {
-        if (!waiter.future.isDone()) {
-            dispatcher.cancel(waiter);
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
+        if (waiter.future.isDone()) {
+            // Notified (the peer's transfer is over) or failed by the agent's close: nothing in flight.
+            markReleased();
+            return;
+        }
+        notified.completeExceptionally(new CancellationException("window closed before its notification"));
+        core.drain(this);
     }
 }

@@ -10,8 +10,8 @@ class NixlMemoryTypeTest {
 
     @Test
     void eachMemoryTypeMapsToNixlsSegment() {
-        assertThat(NixlAgentCore.memType(MemoryType.DRAM)).isEqualTo(NixlCapi.MEM_DRAM).isZero();
-        assertThat(NixlAgentCore.memType(MemoryType.VRAM)).isEqualTo(NixlCapi.MEM_VRAM).isEqualTo(1);
-        assertThat(NixlAgentCore.memType(MemoryType.XPU)).isEqualTo(NixlCapi.MEM_VRAM);
+        assertThat(NixlRequests.memType(MemoryType.DRAM)).isEqualTo(NixlCapi.MEM_DRAM).isZero();
+        assertThat(NixlRequests.memType(MemoryType.VRAM)).isEqualTo(NixlCapi.MEM_VRAM).isEqualTo(1);
+        assertThat(NixlRequests.memType(MemoryType.XPU)).isEqualTo(NixlCapi.MEM_VRAM);
     }
 }

@@ -331,11 +331,11 @@ class NixlTransferTest {
     @Test
     void beyondTheLimitTheLeastRecentlyLoadedIdlePeersAreUnloaded() {
         List<String> byRecency = List.of("oldest", "busy", "older", "recent", "newest");
-        assertThat(NixlAgentCore.evictable(byRecency, 3, Set.of("busy", "newest"))).containsExactly("oldest", "older");
-        assertThat(NixlAgentCore.evictable(byRecency, 5, Set.of())).isEmpty();
-        assertThat(NixlAgentCore.evictable(byRecency, 1, Set.of("oldest", "busy", "older", "recent", "newest")))
+        assertThat(NixlPeers.evictable(byRecency, 3, Set.of("busy", "newest"))).containsExactly("oldest", "older");
+        assertThat(NixlPeers.evictable(byRecency, 5, Set.of())).isEmpty();
+        assertThat(NixlPeers.evictable(byRecency, 1, Set.of("oldest", "busy", "older", "recent", "newest")))
                 .isEmpty(); // all in use: none unloaded, whatever the limit
-        assertThat(NixlAgentCore.evictable(byRecency, 4, Set.of("oldest"))).containsExactly("busy");
+        assertThat(NixlPeers.evictable(byRecency, 4, Set.of("oldest"))).containsExactly("busy");
     }
 
     @Test
@@ -578,5 +578,69 @@ class NixlTransferTest {
             assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);
             Thread.sleep(5);
         }
+    }
+
+    // --- issue 12 item 1: a window closed before its notification keeps its memory until released ---
+
+    @Test
+    void windowClosedEarlyIsReleasedWhenTheNotificationArrives() throws Exception {
+        Memory local = buffer(4096, 1);
+        Memory remote = buffer(4096, 2);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("early-close"));
+        window.close();
+        assertThat(window.notified()).isCompletedExceptionally();
+        assertThat(window.released()).as("a peer may still be reading").isNotDone();
+        assertThat(((NixlAgent) passive).core().drainingCount()).isEqualTo(1);
+
+        active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
+                key("early-close")).completion().get(30, TimeUnit.SECONDS);
+        window.released().get(30, TimeUnit.SECONDS);
+        assertThat(((NixlAgent) passive).core().drainingCount()).isZero();
+    }
+
+    @Test
+    void windowClosedEarlyIsReleasedWhenTheAgentCloses() throws Exception {
+        Memory remote = buffer(4096, 2);
+        passive.registerMemory(region(remote));
+        PassiveWindow window = passive.openWindow(TransferOp.WRITE, List.of(region(remote)), key("agent-close"));
+        window.close();
+        assertThat(window.released()).isNotDone();
+        passive.close();
+        assertThat(window.released()).as("released once the agent is destroyed").isCompleted();
+    }
+
+    @Test
+    void windowClosedEarlyIsReleasedAfterTheDrainLimit() throws Exception {
+        long base = NixlAgentCore.drainBaseNanos;
+        NixlAgentCore.drainBaseNanos = TimeUnit.MILLISECONDS.toNanos(200);
+        try {
+            Memory remote = buffer(4096, 2);
+            register(passive, remote);
+            PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("no-reader"));
+            window.close();
+            assertThat(window.released()).isNotDone();
+            window.released().get(10, TimeUnit.SECONDS);
+        } finally {
+            NixlAgentCore.drainBaseNanos = base;
+        }
+        assertThat(NixlAgentCore.drainLimitNanos(1L << 30)).isEqualTo(base + 10_737_418_240L);
+    }
+
+    @Test
+    void windowNotifiedBeforeCloseIsReleasedAtOnce() throws Exception {
+        Memory local = buffer(4096, 1);
+        Memory remote = buffer(4096, 2);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("notified"));
+        active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
+                key("notified")).completion().get(30, TimeUnit.SECONDS);
+        window.notified().get(30, TimeUnit.SECONDS);
+        window.close();
+        assertThat(window.released()).isCompleted();
     }
 }

@@ -1,0 +1,133 @@
+package io.nixlconnect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Issue 12 item 1: a peer reads a large readable; its owner closes the operation and then the
+ * descriptor (freeing the memory) while the read is in flight. The owner must survive: no byte of
+ * the freed memory may be touched by the transport once {@code Descriptor.close()} returned. Over
+ * NIXL with {@code UCX_TLS=tcp,self} the owner's UCX worker serves the peer's GET from the buffer in
+ * fragments while it progresses, whatever was deregistered; before the fix the owner died with
+ * SIGSEGV in {@code nixl-progress}.
+ *
+ * <p>Both sides are child JVMs (so both run UCX over TCP, and a crash fails the test instead of
+ * killing the test JVM): {@link #main} plays the owner or the reader.
+ */
+@Tag(TestTags.CROSS_PROCESS)
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
+class PassiveCloseDuringReadTest {
+
+    private static final long SIZE = 1L << 30;
+    private static final String LIBRARY_DIR = System.getenv("NIXL_LIBRARY_DIR");
+
+    @ParameterizedTest
+    @ValueSource(strings = {EmbeddedSettings.NAME, NixlSettings.NAME})
+    void ownerSurvivesClosingOperationAndDescriptorDuringAPeersRead(String backend) throws Exception {
+        if (backend.equals(NixlSettings.NAME)) {
+            assumeTrue(LIBRARY_DIR != null && !LIBRARY_DIR.isBlank(),
+                    "NIXL_LIBRARY_DIR is not set: run `eval \"$(.ci/nixl-setup.sh)\"` to test against a real NIXL");
+        }
+        // -DpassiveClose.rounds=N repeats it (each round ~10-20 s on 2 cores).
+        int rounds = Integer.getInteger("passiveClose.rounds", 1);
+        for (int round = 0; round < rounds; round++) {
+            try (PeerLines owner = start("owner", backend); PeerLines reader = start("reader", backend)) {
+                owner.next("READY");
+                reader.next("READY");
+                owner.send("publish " + SIZE);
+                String metadata = owner.next("META ").substring(5);
+                reader.send("read " + metadata);
+                reader.next("STARTED");
+                // Let the read get going (a 1 GiB read over TCP takes far longer), then free under it.
+                Thread.sleep(30);
+                owner.send("close");
+                assertThat(owner.next("CLOSED")).startsWith("CLOSED");
+                reader.next("RESULT");
+                // The owner keeps progressing its transport for a while; it must still answer.
+                Thread.sleep(1500);
+                assertThat(owner.process().isAlive()).as("round %d: owner alive after freeing (exit status %s)", round,
+                        owner.process().isAlive() ? "-" : owner.process().exitValue()).isTrue();
+                owner.send("ping");
+                assertThat(owner.next("PONG")).as("round %d: owner alive after freeing", round).isEqualTo("PONG");
+                owner.send("exit");
+                assertThat(owner.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+                assertThat(owner.process().exitValue()).as("round %d: owner exit status", round).isZero();
+            }
+        }
+    }
+
+    private static PeerLines start(String role, String backend) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:ErrorFile=/dev/null",
+                "-cp", System.getProperty("java.class.path"),
+                PassiveCloseDuringReadTest.class.getName(), role, backend);
+        Map<String, String> env = builder.environment();
+        env.put("UCX_TLS", "tcp,self");
+        return PeerLines.start(builder, role);
+    }
+
+    private static Connector connector(String role, String backend) {
+        ConnectorOptions.Builder options = ConnectorOptions.builder().workerId(role + "-" + ProcessHandle.current().pid())
+                .transports(backend.equals(NixlSettings.NAME)
+                        ? NixlSettings.defaults().withLibraryDir(Path.of(LIBRARY_DIR))
+                        : EmbeddedSettings.defaults())
+                .operationTimeout(Duration.ofSeconds(60));
+        return new Connector(options.build());
+    }
+
+    /** {@code owner|reader BACKEND}, driven over stdin (see the test). */
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        String role = args[0];
+        String backend = args[1];
+        try (Connector connector = connector(role, backend);
+             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            out.println("READY");
+            Descriptor published = null;
+            ReadableOperation readable = null;
+            Descriptor target = null;
+            String line;
+            while ((line = in.readLine()) != null) {
+                String[] words = line.trim().split("\\s+", 2);
+                switch (words[0]) {
+                    case "publish" -> {
+                        published = Descriptor.allocate(Long.parseLong(words[1]));
+                        readable = connector.createReadable(published);
+                        out.println("META " + readable.metadata().toJson());
+                    }
+                    case "close" -> {
+                        readable.close();
+                        published.close();
+                        out.println("CLOSED " + readable.status());
+                    }
+                    case "read" -> {
+                        target = Descriptor.allocate(SIZE);
+                        ReadOperation read = connector.beginRead(RdmaMetadata.fromJson(words[1]), target);
+                        out.println("STARTED");
+                        read.completion().whenComplete((ok, error) -> out.println("RESULT " + read.status()));
+                    }
+                    case "ping" -> out.println("PONG");
+                    case "exit" -> {
+                        return;
+                    }
+                    default -> out.println("ERROR unknown command " + words[0]);
+                }
+            }
+        }
+    }
+}

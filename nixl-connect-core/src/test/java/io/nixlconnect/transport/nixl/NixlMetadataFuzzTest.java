@@ -1,0 +1,64 @@
+package io.nixlconnect.transport.nixl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 12 item 2: thousands of mutations of a real NIXL agent metadata blob, each either refused in
+ * Java or handed to the real NIXL, in a child JVM so that a crash fails this test instead of killing
+ * the test run. Bounded by {@code -Dnixl.fuzz.mutations} (default 20,000) and {@code -Dnixl.fuzz.seconds}
+ * (default 90); {@code -Dnixl.fuzz.seed} repeats a campaign. docs/nixl.md has the longer local run.
+ */
+@Tag("fuzz")
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class NixlMetadataFuzzTest {
+
+    @Test
+    void mutatedAgentMetadataNeverCrashesTheLoadingProcess(@TempDir Path dir) throws Exception {
+        String library = System.getenv("NIXL_LIBRARY_DIR");
+        assumeTrue(library != null && !library.isBlank(),
+                "NIXL_LIBRARY_DIR is not set: run `eval \"$(.ci/nixl-setup.sh)\"` to fuzz against a real NIXL");
+        int mutations = Integer.getInteger("nixl.fuzz.mutations", 20_000);
+        int seconds = Integer.getInteger("nixl.fuzz.seconds", 90);
+        long seed = Long.getLong("nixl.fuzz.seed", System.currentTimeMillis());
+        Path stdout = dir.resolve("fuzz.out");
+        Path stderr = dir.resolve("fuzz.err");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process child = new ProcessBuilder(java, "-Xmx256m", "-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"),
+                "-cp", System.getProperty("java.class.path"), NixlMetadataFuzz.class.getName(), "fuzz",
+                Long.toString(seed), Integer.toString(mutations), Integer.toString(seconds))
+                .redirectOutput(stdout.toFile()).redirectError(stderr.toFile()).start();
+        boolean exited = child.waitFor(seconds + 120L, TimeUnit.SECONDS);
+        if (!exited) {
+            child.destroyForcibly().waitFor();
+        }
+        List<String> lines = Files.readAllLines(stdout, StandardCharsets.UTF_8);
+        String last = lines.isEmpty() ? "(none)" : lines.get(lines.size() - 1);
+        String errors = tail(stderr, 30);
+        assertThat(exited).as("fuzz child finished (seed %d, last line %s)", seed, last).isTrue();
+        assertThat(child.exitValue()).as("fuzz child exit status; seed %d, last line %s (the mutation that crashed"
+                + " NIXL: rerun with -Dnixl.fuzz.seed=%d); stderr:%n%s", seed, last, seed, errors).isZero();
+        assertThat(last).startsWith("SUMMARY ");
+        String[] summary = last.split(" ");
+        int total = Integer.parseInt(summary[1]);
+        System.out.printf("NIXL metadata fuzz, seed %d: %s mutations, %s refused in Java, %s refused by NIXL,"
+                + " %s loaded, 0 crashes%n", seed, summary[1], summary[2], summary[3], summary[4]);
+        assertThat(total).as("mutations tried").isGreaterThanOrEqualTo(Math.min(mutations, 1000));
+        assertThat(Integer.parseInt(summary[2])).as("refused in Java").isPositive();
+    }
+
+    private static String tail(Path file, int count) throws Exception {
+        List<String> lines = Files.readAllLines(file, StandardCharsets.ISO_8859_1);
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - count), lines.size()));
+    }
+}
