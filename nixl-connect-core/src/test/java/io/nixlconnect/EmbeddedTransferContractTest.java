@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -75,7 +76,12 @@ class EmbeddedTransferContractTest extends TransferContractTest {
             fillPattern(source, 3);
             ReadableOperation readable = producer.createReadable(source);
             ReadOperation read = consumer.beginRead(readable.metadata(), target);
-            Thread.sleep(20); // let bytes flow
+            // Let bytes flow: the passive side has served the start of the read (TLS takes a while to connect).
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (target.asByteBuffer(0, 8).get(0) == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertThat(target.asByteBuffer(0, 8).get(0)).as("first bytes arrived").isEqualTo((byte) 3);
             read.cancel();
             assertThat(read.status()).isEqualTo(OperationStatus.CANCELLED);
             // After cancel() returns nothing writes into the target any more.
