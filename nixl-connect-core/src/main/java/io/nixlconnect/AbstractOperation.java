@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -144,6 +145,10 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         status.set(newStatus);
     }
 
+    /** Counted down once the thread that ended the operation has released (or started draining) its resources. */
+    private final CountDownLatch resourcesHandedBack = new CountDownLatch(1);
+    private volatile Thread finishingThread;
+
     /**
      * Moves to a terminal status once; the first caller wins. Releases resources, then completes the
      * future and tells listeners.
@@ -158,6 +163,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 return false;
             }
         } while (!status.compareAndSet(current, terminal));
+        finishingThread = Thread.currentThread();
         endNanos = System.nanoTime();
         failure = cause;
         try {
@@ -173,6 +179,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 released.whenComplete((ignored, error) -> releaseLocal());
             }
             connector.operationEnded(this);
+            resourcesHandedBack.countDown();
         }
         if (terminal == OperationStatus.COMPLETE) {
             done.complete(null);
@@ -293,7 +300,26 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public void close() {
-        finish(OperationStatus.CANCELLED, null);
+        if (!finish(OperationStatus.CANCELLED, null) && finishingThread != Thread.currentThread()) {
+            // Another thread (a completion on the progress thread) won the race: wait until it has handed
+            // the descriptors back, so that Descriptor.close() right after this close() does not find them in use.
+            awaitResourcesHandedBack();
+        }
+    }
+
+    private void awaitResourcesHandedBack() {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                resourcesHandedBack.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override
