@@ -2,7 +2,10 @@ package io.nixlconnect;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -94,7 +97,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
             }
             RegistrationCache cache = connection.registrations();
             for (Descriptor descriptor : localDescriptors) {
-                leases.add(cache.acquire(descriptor.region()));
+                leases.add(cache.acquire(descriptor.registrationRegion()));
             }
         } catch (RuntimeException e) {
             releaseLocal();
@@ -238,6 +241,23 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     public Duration duration() {
         long end = endNanos;
         return Duration.ofNanos((end == 0 ? System.nanoTime() : end) - startNanos);
+    }
+
+    @Override
+    public Map<String, Object> attributes() {
+        Map<String, Object> reported = transferAttributes();
+        if (reported.containsKey("transport")) {
+            return reported;
+        }
+        Map<String, Object> all = new LinkedHashMap<>();
+        all.put("transport", connector.backendName());
+        all.putAll(reported);
+        return Collections.unmodifiableMap(all);
+    }
+
+    /** What the transport reported about this operation's transfer; empty where there is none. */
+    Map<String, Object> transferAttributes() {
+        return Map.of();
     }
 
     @Override

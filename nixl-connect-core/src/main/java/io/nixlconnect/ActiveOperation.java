@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The side that moves the bytes: it loads the peer from the {@link RdmaMetadata}, posts one transfer for
@@ -115,6 +116,12 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         }
         handle.completion().whenComplete((ignored, error) -> finish(
                 error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+    }
+
+    @Override
+    Map<String, Object> transferAttributes() {
+        TransferHandle posted = handle;
+        return posted == null ? Map.of() : posted.attributes();
     }
 
     @Override

@@ -129,6 +129,24 @@ public final class Connector implements AutoCloseable {
         return register(() -> new ReadableOperation(this, localDescriptors));
     }
 
+    /**
+     * Publishes local buffers for {@code readers} peers to read (fan-out): every reader gets the same
+     * {@link ReadableOperation#metadata()} and reads with an ordinary {@link #beginRead}; the operation completes,
+     * and releases its registrations, once all of them have. {@link ReadableOperation#readsCompleted()} counts them.
+     *
+     * @throws IllegalArgumentException if {@code readers < 1}
+     */
+    public ReadableOperation createReadable(int readers, Descriptor... localDescriptors) {
+        return createReadable(readers, asList(localDescriptors));
+    }
+
+    public ReadableOperation createReadable(int readers, List<Descriptor> localDescriptors) {
+        if (readers < 1) {
+            throw new IllegalArgumentException("Argument `readers` must be at least 1, was " + readers + ".");
+        }
+        return register(() -> new ReadableOperation(this, localDescriptors, readers));
+    }
+
     /** Publishes local buffers for a peer to write into. */
     public WritableOperation createWritable(Descriptor... localDescriptors) {
         return createWritable(asList(localDescriptors));

@@ -28,6 +28,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #registerMemory(Connector)} registers it ahead of time (and keeps it registered until
  * {@link #close()}), which saves the registration cost when a buffer is reused for many transfers.
  * A descriptor in use by a live operation cannot be closed.
+ *
+ * <p>{@link #slice(long, long)} gives a view of a sub-range that shares this descriptor's memory and registration:
+ * one registered buffer serves transfers of different sizes and places without registering again.
  */
 public final class Descriptor implements AutoCloseable {
 
@@ -50,6 +53,10 @@ public final class Descriptor implements AutoCloseable {
     private final Deque<LiveUse> bufferUses = new ArrayDeque<>();
     private SerializedDescriptor serialized;
     private boolean closed;
+    /** For a slice: the outermost descriptor whose memory and registration it shares; null otherwise. */
+    private final Descriptor parent;
+    /** Registrations of this buffer that its slices hold ({@link #registerMemory} on a slice): it cannot close under them. */
+    private int sliceRegistrations;
     /** Ended operations whose memory the transport has not released yet (see {@link #beginDrain()}). */
     private int drainingUses;
 
@@ -85,6 +92,10 @@ public final class Descriptor implements AutoCloseable {
     }
 
     private Descriptor(long ptr, long size, Device device, Object ref, boolean remote) {
+        this(ptr, size, device, ref, remote, null);
+    }
+
+    private Descriptor(long ptr, long size, Device device, Object ref, boolean remote, Descriptor parent) {
         if (device == null) {
             throw new IllegalArgumentException("device must not be null");
         }
@@ -99,6 +110,7 @@ public final class Descriptor implements AutoCloseable {
         this.device = device;
         this.ref = ref;
         this.remote = remote;
+        this.parent = parent;
     }
 
     /**
@@ -178,6 +190,37 @@ public final class Descriptor implements AutoCloseable {
         return size;
     }
 
+    /**
+     * A view of {@code length} bytes at {@code offset} of this descriptor: same memory, same device, no copy. It
+     * shares this descriptor's registration — in an operation it holds (and if need be makes) the registration of
+     * the whole buffer, never one of its own — so a registered buffer ({@link #registerMemory}) serves transfers of
+     * any sub-range without registering again, and concurrent slices of one buffer share one registration. Use it
+     * as a local descriptor in any operation; a passive operation over a slice exposes only the slice to its peer.
+     * A slice of a slice is a slice of the original. Closing a slice releases only what it holds itself (its own
+     * {@link #registerMemory}, which registers the whole original); the memory stays the original's, and the
+     * original cannot be closed while an operation uses one of its slices or a slice holds such a registration.
+     *
+     * @throws IndexOutOfBoundsException if the range is not inside this descriptor
+     * @throws IllegalStateException     for a remote or closed descriptor
+     */
+    public Descriptor slice(long offset, long length) {
+        if (offset < 0 || length < 0 || offset > size - length) {
+            throw new IndexOutOfBoundsException("slice [" + offset + ", " + offset + "+" + length
+                    + ") outside descriptor of " + size + " bytes");
+        }
+        synchronized (this) {
+            ensureLocal("slice");
+            ensureOpen();
+        }
+        Descriptor root = parent == null ? this : parent;
+        return new Descriptor(ptr + offset, length, device, root.ref, false, root);
+    }
+
+    /** The descriptor this is a slice of (the outermost one), or null if it is not a slice. */
+    public Descriptor parent() {
+        return parent;
+    }
+
     /** Whether this describes a peer's memory (from {@link #fromSerialized}). */
     public boolean isRemote() {
         return remote;
@@ -205,12 +248,19 @@ public final class Descriptor implements AutoCloseable {
             ensureLocal("register");
             ensureOpen();
             if (!registrations.containsKey(connection)) {
-                LiveUse use = ref instanceof CudaBuffer buffer ? buffer.acquireUse() : null; // refused once freed
+                if (parent != null) {
+                    parent.holdForSlice();
+                }
+                LiveUse use = null;
                 try {
-                    registrations.put(connection, connection.registrations().acquire(region()));
+                    use = ref instanceof CudaBuffer buffer ? buffer.acquireUse() : null; // refused once freed
+                    registrations.put(connection, connection.registrations().acquire(registrationRegion()));
                 } catch (RuntimeException | Error e) {
                     if (use != null) {
                         use.close();
+                    }
+                    if (parent != null) {
+                        parent.releaseForSlice();
                     }
                     throw e;
                 }
@@ -259,7 +309,10 @@ public final class Descriptor implements AutoCloseable {
     private synchronized void checkHostReadable() {
         ensureLocal("read");
         ensureOpen();
-        if (device.isCuda()) {
+        if (parent != null) {
+            parent.ensureUsable("read");
+        }
+        if (device.isGpu()) {
             throw new IllegalStateException("Descriptor is GPU memory (" + device + "); copy it to the host first");
         }
     }
@@ -291,6 +344,11 @@ public final class Descriptor implements AutoCloseable {
             if (closed) {
                 return;
             }
+            if (sliceRegistrations > 0) {
+                // A registration of freed memory would stay reachable by peers: refuse, as for a live operation.
+                throw new IllegalStateException("Descriptor " + this + " is still registered through "
+                        + sliceRegistrations + " of its slices (registerMemory); close them first");
+            }
             closed = true;
             toRelease = new IdentityHashMap<>(registrations);
             registrations.clear();
@@ -298,6 +356,11 @@ public final class Descriptor implements AutoCloseable {
             registrationUses.clear();
         }
         toRelease.values().forEach(RegistrationCache.Lease::release);
+        if (parent != null) {
+            for (int i = 0; i < toRelease.size(); i++) {
+                parent.releaseForSlice();
+            }
+        }
         usesToEnd.values().forEach(LiveUse::close); // deregistered: the buffer may be freed now
         AutoCloseable toFree = owned;
         owned = null;
@@ -316,15 +379,30 @@ public final class Descriptor implements AutoCloseable {
         return region(device, ptr, size);
     }
 
-    /** The transport's view of memory at {@code ptr}: host memory is DRAM, a CUDA device's is VRAM. */
+    /** What is registered for this descriptor: its own region, or for a slice the whole original's. */
+    MemoryRegion registrationRegion() {
+        return parent == null ? region() : parent.region();
+    }
+
+    /** The transport's view of memory at {@code ptr}: host memory is DRAM, a CUDA device's VRAM, an Intel GPU's XPU. */
     static MemoryRegion region(Device device, long ptr, long size) {
-        return new MemoryRegion(ptr, size, device.isCuda() ? MemoryType.VRAM : MemoryType.DRAM, device.id());
+        MemoryType type = switch (device.kind()) {
+            case CUDA -> MemoryType.VRAM;
+            case XPU -> MemoryType.XPU;
+            default -> MemoryType.DRAM;
+        };
+        return new MemoryRegion(ptr, size, type, device.id());
     }
 
     /** Marks the descriptor as used by a live operation; refused once closed or for remote memory. */
     synchronized void acquireUse() {
         ensureLocal("transfer into or out of");
         ensureOpen();
+        if (parent != null) {
+            parent.acquireUse(); // the original then refuses to close (and so to free the memory) under us
+            liveUses.incrementAndGet();
+            return;
+        }
         if (ref instanceof CudaBuffer buffer) {
             bufferUses.push(buffer.acquireUse()); // throws if the buffer was closed meanwhile
         }
@@ -333,6 +411,10 @@ public final class Descriptor implements AutoCloseable {
 
     synchronized void releaseUse() {
         liveUses.decrementAndGet();
+        if (parent != null) {
+            parent.releaseUse();
+            return;
+        }
         LiveUse use = bufferUses.poll();
         if (use != null) {
             use.close();
@@ -345,11 +427,19 @@ public final class Descriptor implements AutoCloseable {
      */
     synchronized void beginDrain() {
         liveUses.decrementAndGet();
+        if (parent != null) {
+            parent.beginDrain(); // the original's close waits for the drain: the memory is its
+            return;
+        }
         drainingUses++;
     }
 
     /** The transport released the memory of an operation that {@link #beginDrain() drained}. */
     synchronized void endDrain() {
+        if (parent != null) {
+            parent.endDrain();
+            return;
+        }
         drainingUses--;
         LiveUse use = bufferUses.poll();
         if (use != null) {
@@ -386,6 +476,23 @@ public final class Descriptor implements AutoCloseable {
     private void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("Descriptor " + this + " is closed");
+        }
+    }
+
+    /** For the original of a slice: one of its slices registers it (see {@link #sliceRegistrations}). */
+    private synchronized void holdForSlice() {
+        ensureUsable("register");
+        sliceRegistrations++;
+    }
+
+    private synchronized void releaseForSlice() {
+        sliceRegistrations--;
+    }
+
+    /** For the original of a slice: refuses once it is closed (its memory may be gone). */
+    private synchronized void ensureUsable(String action) {
+        if (closed) {
+            throw new IllegalStateException("Cannot " + action + " a slice of closed descriptor " + this);
         }
     }
 

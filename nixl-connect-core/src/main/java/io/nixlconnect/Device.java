@@ -4,23 +4,27 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * Where memory lives: the host ({@code cpu}) or one CUDA device ({@code cuda:N}).
+ * Where memory lives: the host ({@code cpu}), one CUDA device ({@code cuda:N}) or one Intel GPU ({@code xpu:N}).
  *
- * <p>Parsing accepts what Python Dynamo accepts: {@code cpu}, {@code host}, {@code cuda},
- * {@code cuda:N}, {@code gpu}, {@code gpu:N}, trimmed and case-insensitive; {@code cuda} alone is device 0.
+ * <p>Parsing follows Python Dynamo's {@code Device(str)}: the text is trimmed and lower-cased; {@code cuda} or
+ * {@code gpu} names a CUDA device, {@code xpu} an Intel GPU, {@code cpu} or {@code host} the host; an id follows
+ * after {@code :} and defaults to 0; the host's id is always 0 ({@code cpu:0} is the host). Where Python reads
+ * junk after the name as device 0 ({@code cudax}, {@code cuda:1:2}), this refuses it — see docs/interop.md.
  */
 public final class Device {
 
     /** The host. */
     public static final Device CPU = new Device(DeviceKind.HOST, 0);
 
+    private static final String EXPECTED = "expected cpu, host, cuda, cuda:N, gpu, gpu:N, xpu or xpu:N";
+
     private final DeviceKind kind;
     private final int id;
 
-    /** A device of the given kind; {@code id} is the CUDA ordinal and must be 0 for the host. */
+    /** A device of the given kind; {@code id} is the GPU ordinal and must be 0 for the host. */
     public Device(DeviceKind kind, int id) {
         if (kind == null || kind == DeviceKind.UNSPECIFIED) {
-            throw new IllegalArgumentException("Device kind must be HOST or CUDA, was " + kind);
+            throw new IllegalArgumentException("Device kind must be HOST, CUDA or XPU, was " + kind);
         }
         if (id < 0) {
             throw new IllegalArgumentException("Device id must be >= 0, was " + id);
@@ -32,7 +36,7 @@ public final class Device {
         this.id = id;
     }
 
-    /** Parses {@code cpu}, {@code host}, {@code cuda[:N]} or {@code gpu[:N]}. */
+    /** Parses {@code cpu}, {@code host}, {@code cuda[:N]}, {@code gpu[:N]} or {@code xpu[:N]}. */
     public Device(String device) {
         this(parse(device));
     }
@@ -52,41 +56,59 @@ public final class Device {
         return new Device(DeviceKind.CUDA, id);
     }
 
+    /** The Intel GPU (XPU) with the given ordinal. */
+    public static Device xpu(int id) {
+        return new Device(DeviceKind.XPU, id);
+    }
+
     private static Device parse(String device) {
         if (device == null) {
             throw new IllegalArgumentException("Device must not be null");
         }
-        String text = device.trim().toLowerCase(Locale.ROOT);
-        if (text.equals("cpu") || text.equals("host")) {
-            return CPU;
+        String text = device.strip().toLowerCase(Locale.ROOT);
+        String[] names = {"cuda", "gpu", "xpu", "cpu", "host"};
+        DeviceKind[] kinds = {DeviceKind.CUDA, DeviceKind.CUDA, DeviceKind.XPU, DeviceKind.HOST, DeviceKind.HOST};
+        for (int i = 0; i < names.length; i++) {
+            if (text.startsWith(names[i])) {
+                int id = parseId(device, text.substring(names[i].length()));
+                // Python sets the host's id to 0 whatever follows the colon; so do we, once it is a number.
+                return kinds[i] == DeviceKind.HOST ? CPU : new Device(kinds[i], id);
+            }
         }
-        String prefix = text.startsWith("cuda") ? "cuda" : text.startsWith("gpu") ? "gpu" : null;
-        if (prefix == null) {
-            throw new IllegalArgumentException(
-                    "Unknown device '" + device + "': expected cpu, host, cuda, cuda:N, gpu or gpu:N");
-        }
-        String rest = text.substring(prefix.length());
+        throw new IllegalArgumentException("Unknown device '" + device + "': " + EXPECTED);
+    }
+
+    /** The id after the name: none (0) or {@code :N}, N a decimal number as Python's {@code int()} reads it. */
+    private static int parseId(String device, String rest) {
         if (rest.isEmpty()) {
-            return new Device(DeviceKind.CUDA, 0);
+            return 0;
         }
-        if (rest.charAt(0) != ':' || rest.length() == 1 || rest.length() > 6) {
+        if (rest.charAt(0) != ':') {
+            throw new IllegalArgumentException("Unknown device '" + device + "': " + EXPECTED);
+        }
+        String number = rest.substring(1).trim();
+        if (number.startsWith("+")) {
+            number = number.substring(1);
+        }
+        if (number.isEmpty() || number.length() > 9) {
             throw new IllegalArgumentException(
-                    "Unknown device '" + device + "': expected cpu, host, cuda, cuda:N, gpu or gpu:N");
+                    "Unknown device '" + device + "': the device id must be a non-negative integer");
         }
-        for (int i = 1; i < rest.length(); i++) {
-            if (!Character.isDigit(rest.charAt(i)) || rest.charAt(i) > '9') {
+        for (int i = 0; i < number.length(); i++) {
+            char c = number.charAt(i);
+            if (c < '0' || c > '9') {
                 throw new IllegalArgumentException(
                         "Unknown device '" + device + "': the device id must be a non-negative integer");
             }
         }
-        return new Device(DeviceKind.CUDA, Integer.parseInt(rest.substring(1)));
+        return Integer.parseInt(number);
     }
 
     public DeviceKind kind() {
         return kind;
     }
 
-    /** CUDA ordinal; 0 for the host. */
+    /** GPU ordinal; 0 for the host. */
     public int id() {
         return id;
     }
@@ -95,10 +117,15 @@ public final class Device {
         return kind == DeviceKind.CUDA;
     }
 
-    /** {@code cpu} or {@code cuda:N}: the form {@link SerializedDescriptor} carries. */
+    /** Whether this is GPU memory of any kind (CUDA or XPU): not readable from Java directly. */
+    public boolean isGpu() {
+        return kind == DeviceKind.CUDA || kind == DeviceKind.XPU;
+    }
+
+    /** {@code cpu}, {@code cuda:N} or {@code xpu:N}: the form Python's {@code str(Device)} writes. */
     @Override
     public String toString() {
-        return kind == DeviceKind.HOST ? "cpu" : "cuda:" + id;
+        return kind == DeviceKind.HOST ? "cpu" : kind + ":" + id;
     }
 
     @Override

@@ -6,7 +6,12 @@ public enum DeviceKind {
     /** Host memory; prints {@code cpu}. */
     HOST(1, "cpu"),
     /** CUDA device memory; prints {@code cuda}. */
-    CUDA(2, "cuda");
+    CUDA(2, "cuda"),
+    /**
+     * Intel GPU (XPU) device memory; prints {@code xpu}. Only the NIXL backend moves it (NIXL registers it as
+     * VRAM, as Python Dynamo does); the embedded transport refuses it.
+     */
+    XPU(3, "xpu");
 
     private final int value;
     private final String text;
@@ -28,7 +33,7 @@ public enum DeviceKind {
                 return kind;
             }
         }
-        throw new IllegalArgumentException("Unknown DeviceKind value " + value + " (expected 0, 1 or 2)");
+        throw new IllegalArgumentException("Unknown DeviceKind value " + value + " (expected 0, 1, 2 or 3)");
     }
 
     @Override

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
@@ -59,6 +60,11 @@ final class NixlMetadataCodec {
     }
 
     static String encode(byte[] agentMetadata) {
+        return encode(agentMetadata, false);
+    }
+
+    /** {@code "b64:"} + base64(zlib level 6), or with {@code hex} the legacy lowercase hex of the zlib bytes. */
+    static String encode(byte[] agentMetadata, boolean hex) {
         if (agentMetadata == null || agentMetadata.length == 0) {
             throw new IllegalArgumentException("agent metadata must not be empty");
         }
@@ -73,6 +79,9 @@ final class NixlMetadataCodec {
                     zlib.buffer = Arrays.copyOf(zlib.buffer, zlib.buffer.length * 2);
                 }
                 length += deflater.deflate(zlib.buffer, length, zlib.buffer.length - length);
+            }
+            if (hex) {
+                return HexFormat.of().formatHex(zlib.buffer, 0, length);
             }
             byte[] encoded = Base64.getEncoder().encode(ByteBuffer.wrap(zlib.buffer, 0, length)).array();
             byte[] text = new byte[PREFIX.length() + encoded.length];

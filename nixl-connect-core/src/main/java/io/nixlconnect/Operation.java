@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -49,6 +50,16 @@ public sealed interface Operation extends AutoCloseable permits AbstractOperatio
 
     /** Why the operation errored or was cancelled; {@code null} otherwise. */
     Throwable failure();
+
+    /**
+     * How the bytes moved, as the transport reports it: {@code transport} ({@code embedded} or {@code nixl}) always;
+     * for an active operation once it has ended, {@code backend} (the NIXL plugin NIXL chose, e.g. {@code UCX}, or
+     * {@code tcp} on the embedded transport) and, on NIXL, its telemetry of the transfer
+     * ({@code telemetry.postMicros}, {@code telemetry.transferMicros}, {@code telemetry.bytes},
+     * {@code telemetry.descriptors}); the embedded transport adds the {@code peer} address. A passive operation
+     * learns nothing of the path its peer chose. Never null; unmodifiable.
+     */
+    Map<String, Object> attributes();
 
     /**
      * A future that completes when the operation completes, or exceptionally with a {@link TransferException}

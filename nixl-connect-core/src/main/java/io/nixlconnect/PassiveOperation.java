@@ -21,11 +21,22 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     private static final SecureRandom KEYS = new SecureRandom();
 
     private final PassiveWindow window;
+    private final int peers;
     private final Deadlines.Deadline timeout;
     private RdmaMetadata metadata;
+    private RdmaMetadata hexMetadata;
 
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors) {
+        this(connector, kind, localDescriptors, 1);
+    }
+
+    /** {@code peers}: how many peers' notifications complete the operation (fan-out readables), at least 1. */
+    PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, int peers) {
         super(connector, kind, checkLocal(localDescriptors), newNotificationKey());
+        if (peers < 1) {
+            throw new IllegalArgumentException("Argument `readers` must be at least 1, was " + peers + ".");
+        }
+        this.peers = peers;
         acquireLocal();
         List<MemoryRegion> regions = new ArrayList<>(localDescriptors.size());
         for (Descriptor descriptor : localDescriptors) {
@@ -34,7 +45,8 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         TransferOp access = kind == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
         PassiveWindow opened;
         try {
-            opened = connection.agent().openWindow(access, regions, notificationKey().getBytes(StandardCharsets.UTF_8));
+            opened = connection.agent().openWindow(access, regions, notificationKey().getBytes(StandardCharsets.UTF_8),
+                    peers);
         } catch (RuntimeException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
@@ -44,8 +56,9 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         Duration passiveTimeout = connector.options().passiveTimeout();
         this.timeout = passiveTimeout == null ? null : connector.deadlines().arm(passiveTimeout,
                 () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
-                        getClass().getSimpleName() + " was not completed by a peer within the passive timeout of "
-                                + passiveTimeout)));
+                        getClass().getSimpleName() + " was not completed by " + (peers == 1 ? "a peer" : "its peers")
+                                + " within the passive timeout of " + passiveTimeout
+                                + (peers == 1 ? "" : " (" + peersDone() + " of " + peers + " notified)"))));
         window.notified().whenComplete((ignored, error) -> finish(
                 error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
     }
@@ -64,15 +77,43 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
      * What the peer needs: this side's descriptors, agent metadata ({@code b64:} + zlib), the notification
      * key and the kind. Send it as JSON ({@link RdmaMetadata#toJson()} or any Jackson mapper).
      */
-    public final synchronized RdmaMetadata metadata() {
-        if (metadata == null) {
+    public final RdmaMetadata metadata() {
+        return metadata(false);
+    }
+
+    /**
+     * As {@link #metadata()}; with {@code hexEncode} the agent metadata is in the legacy form (lowercase hex of the
+     * zlib bytes, no prefix) that Python's {@code metadata(hex_encode=True)} writes, for peers that predate the
+     * {@code b64:} form. Each form is built once; unlike Python, asking for one form never returns the other.
+     */
+    public final synchronized RdmaMetadata metadata(boolean hexEncode) {
+        RdmaMetadata cached = hexEncode ? hexMetadata : metadata;
+        if (cached == null) {
             List<SerializedDescriptor> descriptors = new ArrayList<>();
             for (Descriptor descriptor : localDescriptors()) {
                 descriptors.add(descriptor.metadata());
             }
-            metadata = connection.publish(descriptors, notificationKey(), operationKind());
+            cached = hexEncode
+                    ? RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind(), true)
+                    : connection.publish(descriptors, notificationKey(), operationKind());
+            if (hexEncode) {
+                hexMetadata = cached;
+            } else {
+                metadata = cached;
+            }
         }
-        return metadata;
+        return cached;
+    }
+
+    /** How many peers' notifications complete this operation: 1, or the readers of a fan-out readable. */
+    final int peers() {
+        return peers;
+    }
+
+    /** How many peers have notified so far; after the end, how many did. */
+    final int peersDone() {
+        PassiveWindow opened = window;
+        return opened == null ? 0 : opened.notificationsReceived();
     }
 
     @Override

@@ -101,9 +101,22 @@ public final class RdmaMetadata {
      */
     public static RdmaMetadata of(List<SerializedDescriptor> descriptors, byte[] agentMetadata, String notificationKey,
             OperationKind operationKind) {
+        return of(descriptors, agentMetadata, notificationKey, operationKind, false);
+    }
+
+    /**
+     * As {@link #of(List, byte[], String, OperationKind)}; with {@code hexEncode} the agent metadata is written in the
+     * legacy form, lowercase hex of the zlib bytes with no prefix, as Python's {@code metadata(hex_encode=True)} does
+     * (for peers older than the {@code b64:} form).
+     *
+     * @throws InvalidMetadataException if {@code agentMetadata} is null, empty or larger than {@link #MAX_NIXL_METADATA_BYTES}
+     */
+    public static RdmaMetadata of(List<SerializedDescriptor> descriptors, byte[] agentMetadata, String notificationKey,
+            OperationKind operationKind, boolean hexEncode) {
         checkAgentMetadata(agentMetadata);
         byte[] copy = agentMetadata.clone();
-        return new RdmaMetadata(descriptors, NixlMetadataCodec.encode(copy), notificationKey, operationKind, copy);
+        return new RdmaMetadata(descriptors, NixlMetadataCodec.encode(copy, hexEncode), notificationKey, operationKind,
+                copy);
     }
 
     /** Metadata whose agent metadata the caller has already encoded ({@code encoded} is {@code raw}'s encoding; neither is copied). */

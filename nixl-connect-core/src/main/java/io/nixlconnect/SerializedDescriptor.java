@@ -14,7 +14,9 @@ import java.util.Set;
 
 /**
  * One remote buffer as {@link RdmaMetadata} carries it: {@code {"device":"cpu","ptr":4096,"size":16}}.
- * Immutable. The device is normalised ({@code " CUDA "} becomes {@code cuda:0}).
+ * Immutable. The device text is normalised as Python's {@code validate_device} does it — trimmed and
+ * lower-cased, nothing more ({@code " CUDA "} becomes {@code cuda}) — so a document re-serialised here reads
+ * as Python would re-serialise it; {@link #toDevice()} gives the device it names ({@code cuda} is device 0).
  */
 @JsonPropertyOrder({"device", "ptr", "size"})
 @JsonIgnoreProperties(ignoreUnknown = false)
@@ -24,12 +26,13 @@ public final class SerializedDescriptor {
 
     private static final Set<String> FIELDS = Set.of("device", "ptr", "size");
 
+    private final String deviceText;
     private final Device device;
     private final long ptr;
     private final long size;
 
     /**
-     * @param device {@code cpu} or {@code cuda[:N]} (trimmed, any case)
+     * @param device {@code cpu}, {@code cuda[:N]} or {@code xpu[:N]} (trimmed, any case)
      * @param ptr    the buffer's address in the passive process; not 0
      * @param size   bytes, {@code >= 0}
      * @throws InvalidMetadataException naming the field that breaks a rule
@@ -40,6 +43,7 @@ public final class SerializedDescriptor {
 
     SerializedDescriptor(String device, long ptr, long size, String fieldPrefix) {
         this.device = parseDevice(device, fieldPrefix + "device");
+        this.deviceText = device.strip().toLowerCase(Locale.ROOT);
         if (ptr == 0) {
             throw new InvalidMetadataException(fieldPrefix + "ptr", "must not be 0 (null pointer)");
         }
@@ -86,25 +90,30 @@ public final class SerializedDescriptor {
                 WireValues.requireLong(map.get("size"), fieldPrefix + "size"), fieldPrefix);
     }
 
+    /**
+     * Python's {@code validate_device} lets through text that starts with {@code cpu}, {@code cuda} or {@code xpu}
+     * (so not {@code gpu} or {@code host}, which only its {@code Device} constructor reads); what it names is
+     * then read as {@link Device#of} reads it.
+     */
     private static Device parseDevice(String device, String field) {
         if (device == null) {
             throw new InvalidMetadataException(field, "is missing (null)");
         }
-        String text = device.trim().toLowerCase(Locale.ROOT);
-        if (!text.equals("cpu") && !text.startsWith("cuda")) {
-            throw new InvalidMetadataException(field, "must be 'cpu' or 'cuda:N', was '" + device + "'");
+        String text = device.strip().toLowerCase(Locale.ROOT);
+        if (!text.startsWith("cpu") && !text.startsWith("cuda") && !text.startsWith("xpu")) {
+            throw new InvalidMetadataException(field, "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device + "'");
         }
         try {
             return Device.of(text);
         } catch (IllegalArgumentException e) {
-            throw new InvalidMetadataException(field, "must be 'cpu' or 'cuda:N', was '" + device + "'", e);
+            throw new InvalidMetadataException(field, "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device + "'", e);
         }
     }
 
-    /** The device, normalised: {@code cpu} or {@code cuda:N}. */
+    /** The device text as Python normalises it: trimmed and lower-cased ({@code cpu}, {@code cuda}, {@code cuda:3}). */
     @JsonProperty("device")
     public String device() {
-        return device.toString();
+        return deviceText;
     }
 
     /** The device as an object. */
@@ -137,13 +146,13 @@ public final class SerializedDescriptor {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof SerializedDescriptor that && device.equals(that.device) && ptr == that.ptr
+        return other instanceof SerializedDescriptor that && deviceText.equals(that.deviceText) && ptr == that.ptr
                 && size == that.size;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(device, ptr, size);
+        return Objects.hash(deviceText, ptr, size);
     }
 
     @Override

@@ -281,6 +281,22 @@ class ConnectorBehaviourTest {
     }
 
     @Test
+    void theEmbeddedTransportRefusesXpuMemoryClearly() {
+        try (Connector connector = new Connector(embedded().build());
+             Descriptor xpu = new Descriptor(4096, 64, "xpu:0", null)) {
+            assertThat(xpu.device()).isEqualTo(Device.xpu(0));
+            assertThat(xpu.metadata().device()).isEqualTo("xpu:0");
+            assertThatThrownBy(xpu::toByteArray).hasMessageContaining("GPU memory");
+            assertThatThrownBy(() -> connector.createReadable(xpu)).isInstanceOf(TransportException.class)
+                    .hasMessageContaining("XPU").hasMessageContaining("NIXL backend");
+            assertThatThrownBy(() -> xpu.registerMemory(connector)).isInstanceOf(TransportException.class)
+                    .hasMessageContaining("XPU");
+            assertThat(connector.registeredBytes()).isZero();
+            assertThat(connector.inFlightOperations()).isZero();
+        }
+    }
+
+    @Test
     void descriptorsValidateTheirArguments() {
         assertThatThrownBy(() -> new Descriptor(0, 8, Device.CPU, null)).hasMessageContaining("ptr must not be 0");
         assertThatThrownBy(() -> new Descriptor(4096, -1, "cpu", null)).hasMessageContaining(">= 0");

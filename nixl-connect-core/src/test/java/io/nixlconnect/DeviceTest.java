@@ -27,7 +27,17 @@ class DeviceTest {
                 Arguments.of("cuda:99999", DeviceKind.CUDA, 99999, "cuda:99999"),
                 Arguments.of("gpu", DeviceKind.CUDA, 0, "cuda:0"),
                 Arguments.of("gpu:2", DeviceKind.CUDA, 2, "cuda:2"),
-                Arguments.of("GPU:15", DeviceKind.CUDA, 15, "cuda:15"));
+                Arguments.of("GPU:15", DeviceKind.CUDA, 15, "cuda:15"),
+                // Python reads what follows the colon with int(): surrounding blanks and a plus sign pass
+                Arguments.of("cuda: 1", DeviceKind.CUDA, 1, "cuda:1"),
+                Arguments.of("cuda:+1", DeviceKind.CUDA, 1, "cuda:1"),
+                // Python's Device sets the host's id to 0 whatever follows
+                Arguments.of("cpu:0", DeviceKind.HOST, 0, "cpu"),
+                Arguments.of("host:0", DeviceKind.HOST, 0, "cpu"),
+                Arguments.of("CPU:3", DeviceKind.HOST, 0, "cpu"),
+                Arguments.of("xpu", DeviceKind.XPU, 0, "xpu:0"),
+                Arguments.of(" XPU:2 ", DeviceKind.XPU, 2, "xpu:2"),
+                Arguments.of("xpu:0", DeviceKind.XPU, 0, "xpu:0"));
     }
 
     @ParameterizedTest(name = "\"{0}\" -> {3}")
@@ -43,9 +53,9 @@ class DeviceTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"tpu", "tpu:0", "mps", "", " ", "cuda:", "cuda:x", "cuda:-1", "cuda:+1", "cuda: 1", "cuda 1",
-        "cuda:1:2", "cudax", "cuda1", "gpu:", "gpu:-3", "cpu:0", "host:0", "cuda:1.0", "cuda:0x1", "cuda:\u0663",
-        "cuda:\uff13", "cuda:2147483648", "cuda:9999999999", "cuda:1234567"})
+    @ValueSource(strings = {"tpu", "tpu:0", "mps", "", " ", "cuda:", "cuda:x", "cuda:-1", "cuda 1",
+        "cuda:1:2", "cudax", "cuda1", "gpu:", "gpu:-3", "cpu:x", "cpu0", "xpu:", "xpu:-1", "xpux", "cuda:1.0", "cuda:0x1",
+        "cuda:\u0663", "cuda:\uff13", "cuda:2147483648", "cuda:9999999999", "cuda:1234567890", "cuda:1_0"})
     void refusedForms(String text) {
         assertThatThrownBy(() -> Device.of(text)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'" + text + "'");
@@ -54,7 +64,7 @@ class DeviceTest {
 
     @Test
     void refusedMessagesSayWhatIsExpected() {
-        assertThatThrownBy(() -> Device.of("tpu")).hasMessageContaining("expected cpu, host, cuda, cuda:N, gpu or gpu:N");
+        assertThatThrownBy(() -> Device.of("tpu")).hasMessageContaining("expected cpu, host, cuda, cuda:N, gpu, gpu:N, xpu or xpu:N");
         assertThatThrownBy(() -> Device.of("cuda:x")).hasMessageContaining("non-negative integer");
         assertThatThrownBy(() -> Device.of("cuda:-1")).hasMessageContaining("non-negative integer");
         assertThatThrownBy(() -> Device.of(null)).isInstanceOf(IllegalArgumentException.class)
@@ -69,6 +79,12 @@ class DeviceTest {
         assertThat(new Device(DeviceKind.HOST, 0)).isEqualTo(Device.CPU).hasToString("cpu");
         assertThat(Device.CPU.kind()).isEqualTo(DeviceKind.HOST);
         assertThat(Device.CPU.isCuda()).isFalse();
+        assertThat(Device.CPU.isGpu()).isFalse();
+        Device xpu1 = Device.xpu(1);
+        assertThat(xpu1).hasToString("xpu:1").isEqualTo(new Device(DeviceKind.XPU, 1)).isNotEqualTo(Device.cuda(1));
+        assertThat(xpu1.isGpu()).isTrue();
+        assertThat(xpu1.isCuda()).isFalse();
+        assertThat(Device.cuda(0).isGpu()).isTrue();
     }
 
     @Test
@@ -78,7 +94,7 @@ class DeviceTest {
         assertThatThrownBy(() -> new Device(DeviceKind.CUDA, -1)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(">= 0");
         assertThatThrownBy(() -> new Device(DeviceKind.UNSPECIFIED, 0)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("HOST or CUDA");
+                .hasMessageContaining("HOST, CUDA or XPU");
         assertThatThrownBy(() -> new Device((DeviceKind) null, 0)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Device.cuda(-2)).isInstanceOf(IllegalArgumentException.class);
     }

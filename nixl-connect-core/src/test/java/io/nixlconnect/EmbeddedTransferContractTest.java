@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -41,6 +42,7 @@ class EmbeddedTransferContractTest extends TransferContractTest {
                 ReadOperation overrunRead = consumer.beginRead(overrun, local);
                 assertThatThrownBy(() -> overrunRead.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
             }
+            // Refused requests touched no memory: the readable still waits for a real reader.
             assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
             readable.close();
         }
@@ -74,7 +76,12 @@ class EmbeddedTransferContractTest extends TransferContractTest {
             fillPattern(source, 3);
             ReadableOperation readable = producer.createReadable(source);
             ReadOperation read = consumer.beginRead(readable.metadata(), target);
-            Thread.sleep(20); // let bytes flow
+            // Let bytes flow: the passive side has served the start of the read (TLS takes a while to connect).
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (target.asByteBuffer(0, 8).get(0) == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertThat(target.asByteBuffer(0, 8).get(0)).as("first bytes arrived").isEqualTo((byte) 3);
             read.cancel();
             assertThat(read.status()).isEqualTo(OperationStatus.CANCELLED);
             // After cancel() returns nothing writes into the target any more.
@@ -85,7 +92,10 @@ class EmbeddedTransferContractTest extends TransferContractTest {
             byte[] after = new byte[1 << 20];
             tail.duplicate().get(after);
             assertThat(after).isEqualTo(before);
-            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            // The reader's connection closed mid-read: the readable learns its reader is gone.
+            assertThatThrownBy(() -> readable.waitForCompletion(WAIT)).isInstanceOf(TransferException.class)
+                    .hasMessageContaining("dropped before it notified");
+            assertThat(readable.status()).isEqualTo(OperationStatus.ERRORED);
             readable.close();
         }
         assertNothingRegistered();

@@ -46,12 +46,15 @@ class EnumsTest {
 
     @Test
     void deviceKind() {
-        assertThat(DeviceKind.values()).containsExactly(DeviceKind.UNSPECIFIED, DeviceKind.HOST, DeviceKind.CUDA);
+        assertThat(DeviceKind.values()).containsExactly(DeviceKind.UNSPECIFIED, DeviceKind.HOST, DeviceKind.CUDA,
+                DeviceKind.XPU);
         assertThat(DeviceKind.UNSPECIFIED.value()).isZero();
         assertThat(DeviceKind.HOST.value()).isEqualTo(1);
         assertThat(DeviceKind.CUDA.value()).isEqualTo(2);
         assertThat(DeviceKind.HOST).hasToString("cpu");
         assertThat(DeviceKind.CUDA).hasToString("cuda");
+        assertThat(DeviceKind.XPU.value()).isEqualTo(3); // dynamo PR #9073
+        assertThat(DeviceKind.XPU).hasToString("xpu");
         for (DeviceKind kind : DeviceKind.values()) {
             assertThat(DeviceKind.fromValue(kind.value())).isSameAs(kind);
         }
@@ -62,6 +65,9 @@ class EnumsTest {
     void unknownOperationKindAndDeviceKindValuesAreRefused(int value) {
         assertThatThrownBy(() -> OperationKind.fromValue(value)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(String.valueOf(value));
+        if (value == 3) {
+            return; // DeviceKind XPU
+        }
         assertThatThrownBy(() -> DeviceKind.fromValue(value)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(String.valueOf(value));
     }

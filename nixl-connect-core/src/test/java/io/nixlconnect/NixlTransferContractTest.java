@@ -9,6 +9,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,6 +38,24 @@ class NixlTransferContractTest extends TransferContractTest {
     @Override
     ConnectorOptions.Builder options() {
         return ConnectorOptions.builder().transports(NixlSettings.defaults().withLibraryDir(Path.of(LIBRARY_DIR)));
+    }
+
+    /** With several backends NIXL chooses per transfer; the operation says which (here UCX, the second listed). */
+    @Test
+    void theBackendNixlChoseAmongSeveralIsReported() {
+        List<String> backends = List.of("POSIX", "UCX"); // POSIX moves files, not memory between agents
+        NixlSettings settings = NixlSettings.defaults().withLibraryDir(Path.of(LIBRARY_DIR)).withBackends(backends);
+        try (Connector a = new Connector(ConnectorOptions.builder().workerId("two-backends-a").transports(settings).build());
+             Connector b = new Connector(ConnectorOptions.builder().workerId("two-backends-b").transports(settings).build());
+             Descriptor source = new Descriptor(TestData.random(4096));
+             Descriptor target = Descriptor.allocate(4096)) {
+            ReadableOperation readable = a.createReadable(source);
+            ReadOperation read = b.beginRead(readable.metadata(), target);
+            read.waitForCompletion(Duration.ofSeconds(30));
+            assertThat(read.attributes()).containsEntry("backend", "UCX");
+            assertThat(b.transportStatus().details()).containsEntry("transfersByBackend", Map.of("UCX", 1L));
+            readable.waitForCompletion(Duration.ofSeconds(30));
+        }
     }
 
     /**

@@ -1,14 +1,17 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlSettings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.zip.CRC32C;
+import java.time.Duration;
+import java.util.zip.CRC32;
 
 /**
  * A second JVM for the cross-process tests: a passive worker driven line by line over stdin.
@@ -19,9 +22,13 @@ import java.util.zip.CRC32C;
  * writable SIZE           → "META json"; later "WRITTEN key status crc"
  * multi COUNT SIZE SEED   → ONE readable over COUNT descriptors of SIZE bytes, data from SEED+i: "META json"
  * many COUNT SIZE SEED    → COUNT readables of SIZE bytes, data from SEED+i: COUNT "META json" lines
+ * read JSON               → reads the described memory into a new buffer: "READ key status crc"
+ * write SIZE SEED JSON    → writes SIZE bytes of data from SEED into the described memory: "WROTE key status crc"
  * stats                   → "STATS registeredBytes inFlight"
  * exit                    → closes the connector and exits
  * </pre>
+ * crc is zlib's CRC-32 (as the Python peer reports it). {@code -Dpeer.backend=nixl} (with {@code -Dpeer.nixl=DIR},
+ * NIXL's library folder) runs the NIXL backend instead of the embedded transport.
  */
 public final class PeerProcess {
 
@@ -37,10 +44,34 @@ public final class PeerProcess {
         return bytes;
     }
 
+    /** {@code crc(data(seed, size))} without holding the data. */
+    static long crcOfData(long seed, long size) {
+        CRC32 crc = new CRC32();
+        SplittableRandom random = new SplittableRandom(seed);
+        byte[] chunk = new byte[1 << 16];
+        for (long done = 0; done < size; done += chunk.length) {
+            int n = (int) Math.min(chunk.length, size - done);
+            for (int i = 0; i < n; i++) {
+                chunk[i] = (byte) random.nextInt(256);
+            }
+            crc.update(chunk, 0, n);
+        }
+        return crc.getValue();
+    }
+
     static long crc(byte[] bytes) {
-        CRC32C crc = new CRC32C();
+        CRC32 crc = new CRC32();
         crc.update(bytes);
         return crc.getValue();
+    }
+
+    /** Waits for the operation to end; its status tells how. */
+    private static void end(AbstractOperation operation) {
+        try {
+            operation.waitForCompletion(Duration.ofSeconds(120));
+        } catch (TransferException e) {
+            System.err.println("peer: " + operation + " ended: " + e.getMessage());
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -48,10 +79,15 @@ public final class PeerProcess {
         List<Descriptor> owned = new ArrayList<>();
         // -Dpeer.bind=ADDRESS puts the server on another interface (the two-host test's network namespace);
         // -Dpeer.sameHostCopy=false makes the peer decline direct copies (always TCP); -Dpeer.port fixes its port.
-        try (Connector connector = new Connector(ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid())
-                .transports(EmbeddedSettings.defaults().withBindAddress(System.getProperty("peer.bind", "127.0.0.1"))
-                        .withPort(Integer.getInteger("peer.port", 0))
-                        .withSameHostCopy(Boolean.parseBoolean(System.getProperty("peer.sameHostCopy", "true")))).build());
+        ConnectorOptions.Builder options = ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid());
+        if ("nixl".equals(System.getProperty("peer.backend"))) {
+            options.transports(NixlSettings.defaults().withLibraryDir(Path.of(System.getProperty("peer.nixl"))));
+        } else {
+            options.transports(EmbeddedSettings.defaults().withBindAddress(System.getProperty("peer.bind", "127.0.0.1"))
+                    .withPort(Integer.getInteger("peer.port", 0))
+                    .withSameHostCopy(Boolean.parseBoolean(System.getProperty("peer.sameHostCopy", "true"))));
+        }
+        try (Connector connector = new Connector(options.build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY " + connector.name());
             String line;
@@ -106,6 +142,23 @@ public final class PeerProcess {
                         }
                         out.print(lines);
                         out.flush();
+                    }
+                    case "read" -> {
+                        RdmaMetadata metadata = RdmaMetadata.fromJson(line.trim().substring(5));
+                        try (Descriptor target = Descriptor.allocate(metadata.totalSize())) {
+                            ReadOperation op = connector.beginRead(metadata, target);
+                            end(op);
+                            out.println("READ " + op.notificationKey() + " " + op.status() + " " + crc(target.toByteArray()));
+                        }
+                    }
+                    case "write" -> {
+                        String[] parts = line.trim().split("\\s+", 4);
+                        byte[] data = data(Long.parseLong(parts[2]), Integer.parseInt(parts[1]));
+                        try (Descriptor source = new Descriptor(data)) {
+                            WriteOperation op = connector.beginWrite(source, RdmaMetadata.fromJson(parts[3]));
+                            end(op);
+                            out.println("WROTE " + op.notificationKey() + " " + op.status() + " " + crc(data));
+                        }
                     }
                     case "stats" -> out.println("STATS " + connector.registeredBytes() + " " + connector.inFlightOperations());
                     case "exit" -> {

@@ -145,6 +145,35 @@ class PythonInteropTest {
     }
 
     @Test
+    void aPythonWorkerReadsBothMetadataForms() throws Exception {
+        for (boolean hex : new boolean[] {false, true}) {
+            byte[] bytes = data(hex ? 7 : 8, 65536);
+            ReadableOperation readable = connector.createReadable(own(new Descriptor(bytes)));
+            RdmaMetadata metadata = readable.metadata(hex);
+            assertThat(metadata.nixlMetadata().startsWith("b64:")).isEqualTo(!hex);
+
+            peer.send("read " + metadata.toJson());
+
+            assertThat(next("READ ")).isEqualTo("READ " + readable.notificationKey() + " DONE " + crc(bytes));
+            readable.waitForCompletion(WAIT);
+        }
+    }
+
+    @Test
+    void pythonReadersTakePartInAFanOutReadableUnchanged() throws Exception {
+        byte[] bytes = data(21, 1 << 20);
+        ReadableOperation readable = connector.createReadable(3, own(new Descriptor(bytes)));
+        String json = readable.metadata().toJson();
+        for (int reader = 1; reader <= 3; reader++) {
+            peer.send("read " + json);
+            assertThat(next("READ ")).isEqualTo("READ " + readable.notificationKey() + " DONE " + crc(bytes));
+        }
+        readable.waitForCompletion(WAIT);
+        assertThat(readable.readsCompleted()).isEqualTo(3);
+        assertThat(connector.registeredBytes()).isZero();
+    }
+
+    @Test
     void javaWritesIntoAPythonWorker() throws Exception {
         peer.send("writable 4096,100000");
         RdmaMetadata metadata = RdmaMetadata.fromJson(next("META ").substring(5));

@@ -342,21 +342,33 @@ class RdmaMetadataValidationWireTest {
     }
 
     @Test
+    void xpuDescriptorsFromAPythonXpuProducerAreRead() {
+        ObjectNode doc = base();
+        descriptor0(doc).put("device", "xpu:1");
+        SerializedDescriptor read = RdmaMetadata.fromJson(TREE.writeValueAsString(doc)).descriptors().get(0);
+        assertThat(read.device()).isEqualTo("xpu:1");
+        assertThat(read.toDevice()).isEqualTo(Device.xpu(1));
+        assertThat(read.toDevice().kind().value()).isEqualTo(3);
+    }
+
+    @Test
     void bareCudaMeansDeviceZero() {
         ObjectNode doc = base();
         descriptor0(doc).put("device", "cuda");
-        assertThat(RdmaMetadata.fromJson(TREE.writeValueAsString(doc)).descriptors().get(0).device()).isEqualTo("cuda:0");
+        SerializedDescriptor read = RdmaMetadata.fromJson(TREE.writeValueAsString(doc)).descriptors().get(0);
+        assertThat(read.device()).isEqualTo("cuda");
+        assertThat(read.toDevice()).isEqualTo(Device.cuda(0));
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"gpu:1", "gpu", "host", "tpu", "tpu:0", "cuda:x", "cuda:-1", "cuda:", "cudax", "cuda:1:2",
-        "cuda 1", "", " ", "cpu:0", "mps"})
+        "cuda 1", "", " ", "cpu:x", "mps", "xpu:"})
     void unsupportedDeviceIsRefused(String device) {
         ObjectNode doc = base();
         descriptor0(doc).put("device", device);
         InvalidMetadataException e = refused(doc);
         assertThat(e.field()).isEqualTo("descriptors[0].device");
-        assertThat(e.getMessage()).contains("'cpu' or 'cuda:N'").contains("'" + device + "'");
+        assertThat(e.getMessage()).contains("'cpu', 'cuda:N' or 'xpu:N'").contains("'" + device + "'");
     }
 
     // ---- notification_key and nixl_metadata ----

@@ -20,23 +20,25 @@ class SerializedDescriptorTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "cpu|cpu", "CPU|cpu", "' cpu '|cpu", "cuda|cuda:0", "' CUDA '|cuda:0", "cuda:3|cuda:3", "' CUDA:3 '|cuda:3",
-        "Cuda:12|cuda:12"})
-    void deviceIsNormalised(String device, String normalised) {
+        "cpu|cpu|cpu", "CPU|cpu|cpu", "' cpu '|cpu|cpu", "cuda|cuda|cuda:0", "' CUDA '|cuda|cuda:0",
+        "cuda:3|cuda:3|cuda:3", "' CUDA:3 '|cuda:3|cuda:3", "Cuda:12|cuda:12|cuda:12", "cpu:0|cpu:0|cpu",
+        "xpu|xpu|xpu:0", "' XPU:1 '|xpu:1|xpu:1"})
+    void deviceIsNormalisedAsPythonsValidateDevice(String device, String normalised, String names) {
         SerializedDescriptor descriptor = new SerializedDescriptor(device, 4096, 16);
+        // validate_device trims and lower-cases, nothing more; Device(str) then reads what it names
         assertThat(descriptor.device()).isEqualTo(normalised);
-        assertThat(descriptor.toDevice()).isEqualTo(Device.of(normalised));
+        assertThat(descriptor.toDevice()).hasToString(names).isEqualTo(Device.of(normalised));
         assertThat(descriptor.toMap()).containsExactly(Map.entry("device", normalised),
                 Map.entry("ptr", 4096L), Map.entry("size", 16L));
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"gpu:1", "gpu", "host", "tpu", "tpu:0", "cuda:x", "cuda:-1", "cuda:", "cudax", "", "  ",
-        "cpu0", "xcuda"})
+        "cpu0", "xcuda", "xpu:", "xpu:y", "Host:0"})
     void unsupportedDeviceIsRefused(String device) {
         InvalidMetadataException e = refused(device, 4096, 16);
         assertThat(e.field()).isEqualTo("device");
-        assertThat(e.getMessage()).contains("must be 'cpu' or 'cuda:N'").contains("'" + device + "'");
+        assertThat(e.getMessage()).contains("must be 'cpu', 'cuda:N' or 'xpu:N'").contains("'" + device + "'");
     }
 
     @Test
@@ -72,9 +74,11 @@ class SerializedDescriptorTest {
 
     @Test
     void equalsHashCodeAndToString() {
-        SerializedDescriptor a = new SerializedDescriptor(" CUDA ", 4096, 16);
+        // pydantic models compare their field values: the normalised text, not the device it names
+        SerializedDescriptor a = new SerializedDescriptor(" CUDA:0 ", 4096, 16);
         SerializedDescriptor b = new SerializedDescriptor("cuda:0", 4096, 16);
         assertThat(a).isEqualTo(b).hasSameHashCodeAs(b);
+        assertThat(new SerializedDescriptor("cuda", 4096, 16)).isNotEqualTo(b);
         assertThat(a).isNotEqualTo(new SerializedDescriptor("cuda:1", 4096, 16))
                 .isNotEqualTo(new SerializedDescriptor("cuda:0", 8192, 16))
                 .isNotEqualTo(new SerializedDescriptor("cuda:0", 4096, 17))

@@ -9,8 +9,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -78,6 +80,28 @@ abstract class TransferContractTest {
             writable.waitForCompletion(WAIT);
             assertThat(write.status()).isEqualTo(OperationStatus.COMPLETE);
             assertThat(writable.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertThat(target.toByteArray()).isEqualTo(data);
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
+    void legacyHexMetadataIsWrittenOnRequestAndReadBack() {
+        byte[] data = TestData.random(4096);
+        try (Descriptor source = new Descriptor(data); Descriptor target = Descriptor.allocate(data.length)) {
+            ReadableOperation readable = producer.createReadable(source);
+            RdmaMetadata hex = readable.metadata(true);
+            RdmaMetadata b64 = readable.metadata(false);
+            assertThat(readable.metadata()).isSameAs(b64);
+            assertThat(readable.metadata(true)).isSameAs(hex);
+            assertThat(b64.nixlMetadata()).startsWith("b64:");
+            assertThat(hex.nixlMetadata()).matches("[0-9a-f]+"); // Python's bytes.hex(): lowercase, no prefix
+            assertThat(hex.decodeNixlMetadata()).isEqualTo(b64.decodeNixlMetadata());
+            assertThat(hex.descriptors()).isEqualTo(b64.descriptors());
+            assertThat(hex.notificationKey()).isEqualTo(b64.notificationKey());
+
+            consumer.beginRead(RdmaMetadata.fromJson(hex.toJson()), target).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
             assertThat(target.toByteArray()).isEqualTo(data);
         }
         assertNothingRegistered();
@@ -273,8 +297,10 @@ abstract class TransferContractTest {
             if (read.status() == OperationStatus.CANCELLED) {
                 assertThatThrownBy(() -> read.waitForCompletion(WAIT)).isInstanceOf(TransferException.class)
                         .extracting(e -> ((TransferException) e).status()).isEqualTo(OperationStatus.CANCELLED);
-                // NIXL may still deliver the notification of a transfer that was already on the wire.
-                assertThat(readable.status()).isIn(OperationStatus.INITIALIZED, OperationStatus.COMPLETE);
+                // NIXL may still deliver the notification of a transfer that was already on the wire; the embedded
+                // transport's readable may learn that its reader left mid-read (ERRORED).
+                assertThat(readable.status()).isIn(OperationStatus.INITIALIZED, OperationStatus.COMPLETE,
+                        OperationStatus.ERRORED);
                 assertThatThrownBy(read::results).isInstanceOf(IllegalStateException.class);
             }
             read.cancel(); // cancelling an ended operation does nothing
@@ -332,6 +358,211 @@ abstract class TransferContractTest {
         assertThatThrownBy(() -> producer.createReadable(buffer)).isInstanceOf(ConnectorClosedException.class)
                 .hasMessageContaining("closed");
         buffer.close();
+    }
+
+    @Test
+    void aFanOutReadableCompletesAfterItsLastReaderAndCountsTheReads() {
+        byte[] data = TestData.random(256 * 1024);
+        try (Connector third = new Connector(options().workerId("third").build());
+             Descriptor source = new Descriptor(data);
+             Descriptor first = Descriptor.allocate(data.length);
+             Descriptor second = Descriptor.allocate(data.length);
+             Descriptor last = Descriptor.allocate(data.length)) {
+            ReadableOperation readable = producer.createReadable(3, source);
+            assertThat(readable.readers()).isEqualTo(3);
+            RdmaMetadata metadata = RdmaMetadata.fromJson(readable.metadata().toJson()); // one document for all
+
+            consumer.beginRead(metadata, first).waitForCompletion(WAIT);
+            third.beginRead(metadata, second).waitForCompletion(WAIT);
+            awaitReads(readable, 2);
+            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            assertThat(producer.registeredBytes()).as("registered until the last reader").isEqualTo(data.length);
+
+            consumer.beginRead(metadata, last).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertThat(readable.readsCompleted()).isEqualTo(3);
+            assertThat(producer.registeredBytes()).isZero();
+            for (Descriptor target : List.of(first, second, last)) {
+                assertThat(target.toByteArray()).isEqualTo(data);
+            }
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
+    void aFanOutReadableThatTimesOutSaysHowManyRead() {
+        try (Connector patient = new Connector(options().workerId("patient").passiveTimeout(Duration.ofSeconds(2)).build());
+             Descriptor source = new Descriptor(TestData.random(4096));
+             Descriptor target = Descriptor.allocate(4096)) {
+            ReadableOperation readable = patient.createReadable(2, source);
+            consumer.beginRead(readable.metadata(), target).waitForCompletion(WAIT);
+            assertThatThrownBy(() -> readable.waitForCompletion(WAIT)).isInstanceOf(TransferTimeoutException.class)
+                    .hasMessageContaining("1 of 2 notified");
+            assertThat(readable.status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(readable.readsCompleted()).isEqualTo(1);
+            // Released at once on the embedded transport; NIXL drains a window that ended before its last
+            // notification (a reader may still be mid-transfer) for up to its drain limit of about 2 s.
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (patient.registeredBytes() != 0 && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(10_000_000);
+            }
+            assertThat(patient.registeredBytes()).isZero();
+        }
+        assertThatThrownBy(() -> producer.createReadable(0, Descriptor.allocate(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1");
+        assertNothingRegistered();
+    }
+
+    static void awaitReads(ReadableOperation readable, int reads) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (readable.readsCompleted() < reads) {
+            assertThat(System.nanoTime()).as("%d reads within %s", reads, WAIT).isLessThan(deadline);
+            Thread.onSpinWait();
+            try {
+                Thread.sleep(5); // the passive side learns of a read a moment after the reader does
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    @Test
+    void operationsSayWhichBackendAndPathMovedTheBytes() {
+        int size = 1 << 20;
+        try (Descriptor source = new Descriptor(TestData.random(size)); Descriptor target = Descriptor.allocate(size)) {
+            ReadableOperation readable = producer.createReadable(source);
+            assertThat(readable.attributes()).containsEntry("transport", producer.backendName());
+            ReadOperation read = consumer.beginRead(readable.metadata(), target);
+            read.waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            Map<String, Object> attributes = read.attributes();
+            assertThat(attributes).containsEntry("transport", consumer.backendName()).containsKey("backend");
+            if (consumer.backendName().equals("nixl")) {
+                assertThat(attributes).containsEntry("backend", "UCX");
+                // NIXL's own telemetry of the request: what it moved and how long it took
+                assertThat(attributes).containsEntry("telemetry.bytes", (long) size).containsEntry("telemetry.descriptors", 1L);
+                assertThat((Long) attributes.get("telemetry.transferMicros")).isNotNegative();
+                assertThat((Long) attributes.get("telemetry.postMicros")).isNotNegative();
+                assertThat(consumer.transportStatus().details()).containsEntry("transfersByBackend", Map.of("UCX", 1L));
+            } else {
+                assertThat(attributes).containsEntry("backend", "tcp");
+                String endpoint = producer.transportStatus().endpoint();
+                assertThat(attributes.get("peer").toString()).endsWith(endpoint.substring(endpoint.lastIndexOf(':')));
+            }
+            assertThat(readable.attributes()).containsOnlyKeys("transport");
+        }
+        assertNothingRegistered();
+    }
+
+    /** Registrations the backend itself holds (NIXL: regions registered with the agent; embedded: its table). */
+    static int backendRegistrations(Connector connector) {
+        Map<String, Object> details = connector.transportStatus().details();
+        Object count = details.containsKey("registrations") ? details.get("registrations") : details.get("registeredRegions");
+        assertThat(count).as("registration count in %s", details).isInstanceOf(Number.class);
+        return ((Number) count).intValue();
+    }
+
+    @Test
+    void slicesShareTheirBuffersRegistrationInEveryRole() {
+        int size = 1 << 20;
+        byte[] data = TestData.random(size);
+        try (Descriptor source = new Descriptor(data); Descriptor landing = Descriptor.allocate(size)) {
+            source.registerMemory(producer);
+            landing.registerMemory(consumer);
+            assertThat(backendRegistrations(producer)).isEqualTo(1);
+            assertThat(backendRegistrations(consumer)).isEqualTo(1);
+
+            // passive side slices: two readables over different ranges of one registered buffer, read at once
+            Descriptor first = source.slice(4096, 8192);
+            Descriptor second = source.slice(1 << 19, 100_000);
+            assertThat(first.parent()).isSameAs(source);
+            assertThat(first.slice(10, 20).parent()).isSameAs(source);
+            assertThat(first.ptr()).isEqualTo(source.ptr() + 4096);
+            ReadableOperation readFirst = producer.createReadable(first);
+            ReadableOperation readSecond = producer.createReadable(second);
+            assertThat(readFirst.metadata().descriptors().get(0).ptr()).isEqualTo(source.ptr() + 4096);
+            // active side slices of one registered landing buffer
+            Descriptor intoFirst = landing.slice(0, 8192);
+            Descriptor intoSecond = landing.slice(8192, 100_000);
+            ReadOperation a = consumer.beginRead(readFirst.metadata(), intoFirst);
+            ReadOperation b = consumer.beginRead(readSecond.metadata(), intoSecond);
+            assertThat(backendRegistrations(producer)).as("producer registrations while slices are live").isEqualTo(1);
+            assertThat(backendRegistrations(consumer)).as("consumer registrations while slices are live").isEqualTo(1);
+            a.waitForCompletion(WAIT);
+            b.waitForCompletion(WAIT);
+            readFirst.waitForCompletion(WAIT);
+            readSecond.waitForCompletion(WAIT);
+            assertThat(intoFirst.toByteArray()).isEqualTo(java.util.Arrays.copyOfRange(data, 4096, 4096 + 8192));
+            assertThat(intoSecond.toByteArray()).isEqualTo(java.util.Arrays.copyOfRange(data, 1 << 19, (1 << 19) + 100_000));
+
+            // WRITE from a slice into a slice of a writable
+            WritableOperation writable = producer.createWritable(source.slice(size - 8192, 8192));
+            consumer.beginWrite(landing.slice(100, 8192), writable.metadata()).waitForCompletion(WAIT);
+            writable.waitForCompletion(WAIT);
+            assertThat(source.asByteBuffer(size - 8192, 8192)).isEqualTo(landing.asByteBuffer(100, 8192));
+            assertThat(backendRegistrations(producer)).isEqualTo(1);
+            assertThat(backendRegistrations(consumer)).isEqualTo(1);
+            assertThat(producer.registeredBytes()).isEqualTo(size);
+        }
+        assertThat(backendRegistrations(producer)).isZero();
+        assertThat(backendRegistrations(consumer)).isZero();
+        assertNothingRegistered();
+    }
+
+    @Test
+    void aSliceOfAnUnregisteredBufferRegistersTheWholeBufferOnceForItsOperation() {
+        try (Descriptor source = new Descriptor(TestData.random(4096)); Descriptor target = Descriptor.allocate(1024)) {
+            ReadableOperation readable = producer.createReadable(source.slice(1024, 1024));
+            assertThat(producer.registeredBytes()).isEqualTo(4096);
+            assertThat(backendRegistrations(producer)).isEqualTo(1);
+            consumer.beginRead(readable.metadata(), target).waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertThat(target.toByteArray()).isEqualTo(java.util.Arrays.copyOfRange(source.toByteArray(), 1024, 2048));
+        }
+        assertNothingRegistered();
+    }
+
+    @Test
+    void slicesCheckTheirRangeAndTheirBuffersLife() {
+        Descriptor buffer = Descriptor.allocate(64);
+        assertThatThrownBy(() -> buffer.slice(60, 5)).isInstanceOf(IndexOutOfBoundsException.class)
+                .hasMessageContaining("outside descriptor of 64 bytes");
+        assertThatThrownBy(() -> buffer.slice(-1, 5)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> buffer.slice(0, -1)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> buffer.slice(Long.MAX_VALUE, 1)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThat(buffer.slice(64, 0).size()).isZero();
+        Descriptor slice = buffer.slice(8, 16);
+        ReadableOperation readable = producer.createReadable(slice);
+        assertThatThrownBy(buffer::close).as("the original of a slice in use").isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("in use");
+        readable.close();
+        slice.close(); // owns nothing: the buffer stays usable
+        assertThat(buffer.slice(0, 8).toByteArray()).hasSize(8);
+        buffer.close();
+        assertThatThrownBy(() -> producer.createReadable(slice)).isInstanceOf(IllegalStateException.class);
+        Descriptor orphan = Descriptor.allocate(8);
+        Descriptor view = orphan.slice(0, 8);
+        orphan.close();
+        assertThatThrownBy(view::toByteArray).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> producer.createReadable(view)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> view.registerMemory(producer)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> orphan.slice(0, 1)).isInstanceOf(IllegalStateException.class);
+        // a slice's own registration is of the whole buffer: the buffer cannot be freed while it stands
+        Descriptor registered = Descriptor.allocate(64);
+        Descriptor holder = registered.slice(0, 32);
+        holder.registerMemory(producer);
+        assertThat(producer.registeredBytes()).isEqualTo(64);
+        assertThatThrownBy(registered::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("registered through 1 of its slices");
+        holder.close();
+        assertThat(producer.registeredBytes()).isZero();
+        registered.close();
+        Descriptor remote = Descriptor.fromSerialized(new SerializedDescriptor("cpu", 4096, 16));
+        assertThatThrownBy(() -> remote.slice(0, 8)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("remote");
+        assertNothingRegistered();
     }
 
     void assertNothingRegistered() {

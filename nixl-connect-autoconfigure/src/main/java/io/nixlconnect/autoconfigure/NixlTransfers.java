@@ -42,6 +42,15 @@ public class NixlTransfers {
         return connector.createReadable(descriptors);
     }
 
+    /** Publishes buffers for {@code readers} peers to read (fan-out); see {@link Connector#createReadable(int, List)}. */
+    public ReadableOperation createReadable(int readers, Descriptor... descriptors) {
+        return connector.createReadable(readers, descriptors);
+    }
+
+    public ReadableOperation createReadable(int readers, List<Descriptor> descriptors) {
+        return connector.createReadable(readers, descriptors);
+    }
+
     public WritableOperation createWritable(Descriptor... descriptors) {
         return connector.createWritable(descriptors);
     }
@@ -79,10 +88,18 @@ public class NixlTransfers {
      * (completed, errored or cancelled).
      */
     public ReadableOperation publish(byte[] data) {
+        return publish(1, data);
+    }
+
+    /**
+     * Publishes a copy of {@code data} for {@code readers} peers to read (fan-out), each with the same metadata. The
+     * copy is freed once the operation ends: after the last reader, or when it errs or is cancelled.
+     */
+    public ReadableOperation publish(int readers, byte[] data) {
         Descriptor copy = new Descriptor(data);
         ReadableOperation operation;
         try {
-            operation = connector.createReadable(copy);
+            operation = connector.createReadable(readers, copy);
         } catch (RuntimeException e) {
             copy.close();
             throw e;

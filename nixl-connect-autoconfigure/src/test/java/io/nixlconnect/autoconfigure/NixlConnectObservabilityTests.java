@@ -170,7 +170,8 @@ class NixlConnectObservabilityTests {
             assertThat(registry.get("nixl.transfer.bytes").tags("kind", "read", "role", "passive", "device", "cpu")
                     .counter().count()).isEqualTo(1000.0);
             assertThat(registry.get("nixl.transfer").tags("kind", "read", "role", "passive", "device", "cpu",
-                    "backend", "embedded", "outcome", "complete", "error", "none").timer().count()).isEqualTo(1);
+                    "backend", "embedded", "outcome", "complete", "plugin", "none", "error", "none").timer().count())
+                    .isEqualTo(1);
             // One timing series per operation: the peer's read is not this registry's, so exactly one timer.
             assertThat(registry.find("nixl.transfer").timers()).hasSize(1);
             assertThat(registry.get("nixl.operations.active").gauge().value()).isZero();
@@ -299,6 +300,7 @@ class NixlConnectObservabilityTests {
                     .forAllObservationsWithNameEqualTo("nixl.transfer", observation -> observation
                             .hasLowCardinalityKeyValue("kind", "read").hasLowCardinalityKeyValue("role", "passive")
                             .hasLowCardinalityKeyValue("device", "cpu").hasLowCardinalityKeyValue("backend", "embedded")
+                            .hasLowCardinalityKeyValue("plugin", "none") // the passive side does not learn the path
                             .hasHighCardinalityKeyValue("nixl.bytes", "16"))
                     .hasHandledContextsThatSatisfy(contexts -> assertThat(contexts)
                             .extracting(c -> c.getLowCardinalityKeyValue("outcome").getValue())
@@ -307,6 +309,22 @@ class NixlConnectObservabilityTests {
                             .extracting(c -> c.getLowCardinalityKeyValue("path").getValue())
                             .containsExactly(published.transferPath(), "none"))
                     .hasObservationWithNameEqualTo("nixl.transfer").that().hasBeenStarted().hasBeenStopped();
+        });
+    }
+
+    @Test
+    void anActiveOperationsObservationSaysWhichPluginMovedTheBytes() {
+        runner.withBean(TestObservationRegistry.class, TestObservationRegistry::create).run(context -> {
+            TestObservationRegistry observations = context.getBean(TestObservationRegistry.class);
+            try (Descriptor source = new Descriptor(new byte[] {1, 2, 3, 4});
+                 ReadableOperation readable = peer.createReadable(source)) {
+                context.getBean(NixlTransfers.class).readBytes(readable.metadata());
+                readable.waitForCompletion(Duration.ofSeconds(10));
+            }
+            TestObservationRegistryAssert.assertThat(observations)
+                    .hasObservationWithNameEqualTo("nixl.transfer").that()
+                    .hasLowCardinalityKeyValue("role", "active").hasLowCardinalityKeyValue("backend", "embedded")
+                    .hasLowCardinalityKeyValue("plugin", "tcp");
         });
     }
 

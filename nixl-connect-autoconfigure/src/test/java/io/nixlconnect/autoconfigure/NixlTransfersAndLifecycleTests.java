@@ -47,6 +47,52 @@ class NixlTransfersAndLifecycleTests {
     }
 
     @Test
+    void publishToSeveralReadersFreesTheCopyAfterTheLast() {
+        byte[] tensor = "fanned out to three readers".getBytes(StandardCharsets.US_ASCII);
+        runner.run(producer -> runner.run(consumer -> {
+            NixlTransfers source = producer.getBean(NixlTransfers.class);
+            NixlTransfers reader = consumer.getBean(NixlTransfers.class);
+            ReadableOperation published = source.publish(3, tensor);
+            assertThat(published.readers()).isEqualTo(3);
+            for (int i = 1; i <= 3; i++) {
+                assertThat(reader.readBytes(published.metadata())).isEqualTo(tensor);
+            }
+            assertThat(source.await(published).readsCompleted()).isEqualTo(3);
+            assertThat(producer.getBean(Connector.class).registeredBytes()).isZero();
+
+            try (Descriptor buffer = new Descriptor(tensor)) {
+                ReadableOperation twice = source.createReadable(2, List.of(buffer));
+                reader.readInto(twice.metadata()).forEach(Descriptor::close);
+                reader.readInto(twice.metadata()).forEach(Descriptor::close);
+                assertThat(source.await(twice).status()).isEqualTo(OperationStatus.COMPLETE);
+            }
+        }));
+    }
+
+    @Test
+    void slicesOfOneRegisteredBufferTravelThroughTheService() {
+        byte[] tensor = "0123456789abcdefghijklmnopqrstuv".getBytes(StandardCharsets.US_ASCII);
+        runner.run(producer -> runner.run(consumer -> {
+            NixlTransfers source = producer.getBean(NixlTransfers.class);
+            NixlTransfers reader = consumer.getBean(NixlTransfers.class);
+            Connector producing = producer.getBean(Connector.class);
+            try (Descriptor buffer = new Descriptor(tensor); Descriptor landing = Descriptor.allocate(32)) {
+                buffer.registerMemory(producing);
+                ReadableOperation head = source.createReadable(buffer.slice(0, 10));
+                ReadableOperation tail = source.publish(buffer.slice(20, 12));
+                assertThat(producing.registeredBytes()).as("one registration for both slices").isEqualTo(32);
+                reader.await(reader.beginRead(head.metadata(), landing.slice(0, 10)));
+                reader.await(reader.beginRead(tail.metadata(), landing.slice(10, 12)));
+                source.await(head);
+                source.await(tail);
+                assertThat(landing.asByteBuffer(0, 22)).isEqualTo(java.nio.ByteBuffer.wrap(
+                        "0123456789klmnopqrstuv".getBytes(StandardCharsets.US_ASCII)));
+            }
+            assertThat(producing.registeredBytes()).isZero();
+        }));
+    }
+
+    @Test
     void readIntoReturnsOneFilledBufferPerRemoteDescriptor() {
         runner.run(producer -> runner.run(consumer -> {
             try (Descriptor first = new Descriptor(new byte[] {1, 2, 3}); Descriptor second = new Descriptor(new byte[] {9})) {

@@ -4,6 +4,11 @@ package io.nixlconnect.transport;
 public enum MemoryType {
     /** Host memory. */
     DRAM,
-    /** GPU device memory. */
-    VRAM
+    /** CUDA device memory. */
+    VRAM,
+    /**
+     * Intel GPU (XPU) device memory. NIXL registers and moves it as VRAM (Python Dynamo passes its XPU tensors
+     * to NIXL the same way); the embedded transport cannot reach it and refuses it.
+     */
+    XPU
 }

@@ -5,8 +5,11 @@ import java.util.concurrent.CompletableFuture;
 /** Regions exposed to peers for one passive operation, and the wait for its notification. */
 public interface PassiveWindow extends AutoCloseable {
 
-    /** Completes when the window's notification arrives; the window then closes itself. */
+    /** Completes when the window's last expected notification arrives; the window then closes itself. */
     CompletableFuture<Void> notified();
+
+    /** How many of the expected notifications have arrived so far. */
+    int notificationsReceived();
 
     /**
      * How a peer last reached the regions: {@code "tcp"} or {@code "cross-memory-attach"} (embedded),

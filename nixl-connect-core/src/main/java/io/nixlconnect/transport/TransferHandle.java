@@ -1,5 +1,6 @@
 package io.nixlconnect.transport;
 
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /** A posted transfer. */
@@ -21,6 +22,14 @@ public interface TransferHandle {
      */
     default String path() {
         return null;
+    }
+
+    /**
+     * What the backend says about how it moved the bytes — which transport and path it chose, and its own timings
+     * where it measures them — complete once the transfer has ended. Keys are the backend's; never null.
+     */
+    default Map<String, Object> attributes() {
+        return Map.of();
     }
 
     /**

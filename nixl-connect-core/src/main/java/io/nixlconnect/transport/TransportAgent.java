@@ -68,7 +68,18 @@ public interface TransportAgent extends AutoCloseable {
      * Backends that cannot restrict remote access (NIXL exposes every registered region) still dispatch
      * the notification. Closing the window makes the regions unreachable again.
      */
-    PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification);
+    default PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification) {
+        return openWindow(access, regions, notification, 1);
+    }
+
+    /**
+     * As {@link #openWindow(TransferOp, List, byte[])} for {@code notifications} peers (fan-out): the window stays
+     * open, and {@link PassiveWindow#notified()} completes, once that many copies of {@code notification} have
+     * arrived.
+     *
+     * @param notifications how many notifications end the window; at least 1
+     */
+    PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification, int notifications);
 
     /** Closes every window and transfer, deregisters all memory, unloads all peers. Idempotent. */
     @Override

@@ -7,7 +7,7 @@ import io.nixlconnect.autoconfigure.observation.NixlTransferObservationDocumenta
 
 /**
  * The default names and tags of {@code nixl.transfer}: contextual name {@code nixl <kind> <role>}, the
- * {@link LowCardinalityKeyNames} ({@code outcome} once the operation ended) and the
+ * {@link LowCardinalityKeyNames} ({@code outcome} and {@code plugin} once the operation ended) and the
  * {@link HighCardinalityKeyNames}. The failure's class becomes the {@code error} tag through the observation's
  * error, as for every Micrometer observation.
  */
@@ -37,7 +37,8 @@ public class DefaultNixlTransferObservationConvention implements NixlTransferObs
         // Absent while running, so the long-task timer's series are not split by a value that cannot vary yet.
         return NixlOperationTags.ended(operation)
                 ? values.and(LowCardinalityKeyNames.OUTCOME.withValue(NixlOperationTags.outcome(operation)),
-                        LowCardinalityKeyNames.PATH.withValue(NixlOperationTags.path(operation)))
+                        LowCardinalityKeyNames.PATH.withValue(NixlOperationTags.path(operation)),
+                        LowCardinalityKeyNames.PLUGIN.withValue(NixlOperationTags.plugin(operation)))
                 : values;
     }
 

@@ -21,7 +21,7 @@ final class NixlOperationTags {
         return operation.isPassive() ? "passive" : "active";
     }
 
-    /** {@code cpu} or {@code cuda}: the memory of the local buffers. */
+    /** {@code cpu}, {@code cuda} or {@code xpu}: the memory of the local buffers. */
     static String device(Operation operation) {
         return operation.deviceKind().toString();
     }
@@ -47,5 +47,14 @@ final class NixlOperationTags {
             case ERRORED -> operation.failure() instanceof TransferTimeoutException ? "timeout" : "errored";
             default -> "running";
         };
+    }
+
+    /**
+     * What moved the bytes, once the operation has ended: the plugin NIXL chose (e.g. {@code UCX}) or {@code tcp} on
+     * the embedded transport; {@code none} where the transport did not say (passive operations).
+     */
+    static String plugin(Operation operation) {
+        Object backend = operation.attributes().get("backend");
+        return backend == null ? "none" : backend.toString();
     }
 }

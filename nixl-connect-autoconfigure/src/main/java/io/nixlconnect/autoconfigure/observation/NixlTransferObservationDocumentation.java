@@ -37,7 +37,7 @@ public enum NixlTransferObservationDocumentation implements ObservationDocumenta
         KIND("kind"),
         /** {@code active} (moves the bytes) or {@code passive} (publishes its buffers). */
         ROLE("role"),
-        /** {@code cpu} or {@code cuda}: the memory of the local buffers. */
+        /** {@code cpu}, {@code cuda} or {@code xpu}: the memory of the local buffers. */
         DEVICE("device"),
         /** {@code embedded} or {@code nixl}. */
         BACKEND("backend"),
@@ -47,7 +47,14 @@ public enum NixlTransferObservationDocumentation implements ObservationDocumenta
          * How the bytes moved: {@code cross-memory-attach} or {@code tcp} (embedded transport), {@code nixl};
          * {@code none} when none moved. Present once the operation ended.
          */
-        PATH("path");
+        PATH("path"),
+
+        /**
+         * What moved the bytes, present once the operation ended: the plugin NIXL chose for the transfer (e.g.
+         * {@code UCX}), {@code tcp} on the embedded transport, {@code none} where the transport did not say (the
+         * passive side never learns its peer's path). An operation's {@code attributes()} call it {@code backend}.
+         */
+        PLUGIN("plugin");
 
         private final String name;
 

@@ -74,6 +74,10 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public MemoryRegistration registerMemory(MemoryRegion region) {
         ensureOpen();
+        if (region.type() == MemoryType.XPU) {
+            throw new TransportException("The embedded transport cannot move Intel GPU (XPU) memory (xpu:"
+                    + region.deviceId() + "): use the NIXL backend (nixl.connect.backend=nixl) for XPU buffers");
+        }
         if (region.type() == MemoryType.VRAM) {
             GpuStaging.requireCuda(region.deviceId());
         }
@@ -156,8 +160,12 @@ final class EmbeddedAgent implements TransportAgent {
     }
 
     @Override
-    public PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification) {
+    public PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification,
+            int notifications) {
         ensureOpen();
+        if (notifications < 1) {
+            throw new IllegalArgumentException("a window waits for at least 1 notification, was " + notifications);
+        }
         for (MemoryRegion region : regions) {
             if (!isRegistered(region)) {
                 throw new TransportException("Region 0x" + Long.toHexString(region.address()) + " (" + region.length()
@@ -166,7 +174,7 @@ final class EmbeddedAgent implements TransportAgent {
         }
         requireCredential(notification);
         NotificationKey key = new NotificationKey(notification);
-        EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key);
+        EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key, notifications);
         if (windowsByNotification.putIfAbsent(key, window) != null) {
             throw new TransportException("A passive operation waiting for notification '" + key + "' is already open");
         }
@@ -199,9 +207,13 @@ final class EmbeddedAgent implements TransportAgent {
         return window;
     }
 
-    /** Takes the window waiting for a notification, so that no one else delivers it; null when none waits. */
+    /**
+     * Counts a notification for the window waiting for it; null when none waits (or it has all it expects). The
+     * window leaves the table when it closes, after its last notification.
+     */
     EmbeddedWindow claim(byte[] notification) {
-        return windowsByNotification.remove(new NotificationKey(notification));
+        EmbeddedWindow window = windowsByNotification.get(new NotificationKey(notification));
+        return window != null && window.claim() ? window : null;
     }
 
     /** A window's notification is also the credential peers must present to reach it, so it must be one. */

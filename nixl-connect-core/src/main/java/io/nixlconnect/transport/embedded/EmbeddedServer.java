@@ -223,6 +223,7 @@ final class EmbeddedServer {
                 }
             }
         } catch (IOException e) {
+            connection.dropReason = e.toString();
             log.debug("Embedded transport: connection dropped: {}", e.toString());
         } catch (RuntimeException e) {
             log.warn("Embedded transport: connection from {} failed", connection.address, e);
@@ -240,10 +241,7 @@ final class EmbeddedServer {
         EmbeddedAgent agent = transport.agent(head.agent());
         return switch (head.type()) {
             case Wire.NOTIFY -> {
-                EmbeddedWindow notified = deliver(link, agent, head.credential());
-                if (notified != null && notified == connection.readAwaitingNotification) {
-                    connection.readAwaitingNotification = null;
-                }
+                connection.notified(deliver(link, agent, head.credential()));
                 yield true;
             }
             // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
@@ -263,7 +261,7 @@ final class EmbeddedServer {
                 if (!moveRanges(connection, link, agent, head, TransferOp.WRITE)) {
                     yield false;
                 }
-                deliver(link, agent, head.credential());
+                connection.notified(deliver(link, agent, head.credential()));
                 yield true;
             }
             default -> throw new Wire.ProtocolException("unknown request type " + head.type());
@@ -290,6 +288,7 @@ final class EmbeddedServer {
                 refuse(link, access);
                 return false;
             }
+            connection.unfinished.add(window); // from here the peer has started on the window
             Wire.writeOk(link);
             for (int i = 0; i < ranges.size; i++) {
                 long address = ranges.addresses[i];
@@ -300,9 +299,6 @@ final class EmbeddedServer {
                 } else {
                     Wire.receiveMemory(link, region.type(), address, length, transport.staging());
                 }
-            }
-            if (access == TransferOp.READ) {
-                connection.readAwaitingNotification = window;
             }
             return true;
         } finally {
@@ -365,6 +361,8 @@ final class EmbeddedServer {
     /**
      * Delivers a notification: claims the waiting window, answers OK, then completes the window — in that
      * order, so that a passive side which shuts down as soon as it completes cannot cut off the answer.
+     *
+     * @return the window the notification was for, or null
      */
     private static EmbeddedWindow deliver(Link link, EmbeddedAgent agent, byte[] notification) throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.claim(notification);
@@ -381,15 +379,20 @@ final class EmbeddedServer {
     }
 
     /**
-     * A connection ended. If it had read a window and not yet notified it, the reader is gone before completing
-     * the operation: the place to end that window (today it waits for its passive timeout or close).
+     * A connection ended. Every window it had started to read or write and not notified has lost its peer before
+     * completing: the window fails at once with the reason (a fan-out readable waits on for its other readers).
      */
     private static void connectionEnded(Connection connection) {
-        EmbeddedWindow unnotified = connection.readAwaitingNotification;
-        if (unnotified != null && !unnotified.notified().isDone()) {
-            log.debug("Embedded transport: a reader from {} disconnected after reading a window, before notifying it",
-                    connection.address);
+        for (EmbeddedWindow window : connection.unfinished) {
+            if (!window.notified().isDone()) {
+                log.debug("Embedded transport: a peer from {} disconnected after starting on a window, before notifying it",
+                        connection.address);
+            }
+            window.peerLost("the connection of the peer that was " + (window.access() == TransferOp.READ
+                    ? "reading" : "writing") + " this operation's memory dropped before it notified ("
+                    + connection.dropReason + ")");
         }
+        connection.unfinished.clear();
     }
 
     void close() {
@@ -463,8 +466,10 @@ final class EmbeddedServer {
         final CountDownLatch gone = new CountDownLatch(1);
         volatile long waitingSince = System.nanoTime();
         volatile Link link;
-        /** The window this connection's last READ served, until its NOTIFY arrives (only the serving thread writes). */
-        volatile EmbeddedWindow readAwaitingNotification;
+        /** Windows this connection started to read or write and has not notified: if it drops, that peer is gone. */
+        final Set<EmbeddedWindow> unfinished = ConcurrentHashMap.newKeySet();
+        /** Why the connection ended, for the windows it leaves unfinished. */
+        volatile String dropReason = "the peer closed the connection";
 
         static final int WAITING = 0;
         static final int IN_REQUEST = 1;
@@ -473,6 +478,13 @@ final class EmbeddedServer {
         Connection(SocketChannel channel, InetAddress address) {
             this.channel = channel;
             this.address = address;
+        }
+
+        /** The peer notified {@code window} (null: nothing was notified). */
+        void notified(EmbeddedWindow window) {
+            if (window != null) {
+                unfinished.remove(window);
+            }
         }
 
         void awaitRequest() {

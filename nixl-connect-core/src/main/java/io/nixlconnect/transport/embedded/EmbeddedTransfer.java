@@ -62,6 +62,12 @@ final class EmbeddedTransfer implements TransferHandle {
         return state.get();
     }
 
+    /** {@code transport=embedded}, {@code backend=tcp} (its one path) and the peer's {@code host:port}. */
+    @Override
+    public java.util.Map<String, Object> attributes() {
+        return java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", peer.host() + ":" + peer.port());
+    }
+
     @Override
     public CompletableFuture<Void> completion() {
         return completion;

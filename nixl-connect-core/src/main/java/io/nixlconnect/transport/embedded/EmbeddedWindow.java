@@ -29,14 +29,18 @@ final class EmbeddedWindow implements PassiveWindow {
     private final CompletableFuture<Void> notified = new CompletableFuture<>();
     private final Set<Link> inside = new HashSet<>();
     private int granted;
+    private final int expected;
+    private int received;
     private boolean closed;
     private volatile String path;
 
-    EmbeddedWindow(EmbeddedAgent agent, TransferOp access, List<MemoryRegion> regions, NotificationKey notification) {
+    EmbeddedWindow(EmbeddedAgent agent, TransferOp access, List<MemoryRegion> regions, NotificationKey notification,
+            int expected) {
         this.agent = agent;
         this.access = access;
         this.regions = List.copyOf(regions);
         this.notification = notification;
+        this.expected = expected;
     }
 
     TransferOp access() {
@@ -101,10 +105,46 @@ final class EmbeddedWindow implements PassiveWindow {
         return path;
     }
 
-    /** The notification arrived: complete and close (the data has landed, the memory is no longer served). */
+    /** Counts one notification; false when the window takes no more (closed, or all have arrived). */
+    synchronized boolean claim() {
+        if (closed || received == expected) {
+            return false;
+        }
+        received++;
+        return true;
+    }
+
+    /**
+     * A claimed notification was answered: after the last one expected, complete and close (the data has landed,
+     * the memory is no longer served).
+     */
     void deliver() {
+        synchronized (this) {
+            if (received < expected) {
+                return;
+            }
+        }
         shut();
         notified.complete(null);
+    }
+
+    /**
+     * A peer that had started on this window lost its connection before notifying: the window fails with
+     * {@code reason}, unless it serves several readers (fan-out) and another may still come.
+     */
+    void peerLost(String reason) {
+        synchronized (this) {
+            if (closed || expected > 1) {
+                return;
+            }
+        }
+        shut();
+        notified.completeExceptionally(new TransportException(reason));
+    }
+
+    @Override
+    public synchronized int notificationsReceived() {
+        return received;
     }
 
     @Override

@@ -75,8 +75,9 @@ final class NixlAgent implements TransportAgent {
     }
 
     @Override
-    public PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification) {
-        return core.openWindow(access, regions, notification);
+    public PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification,
+            int notifications) {
+        return core.openWindow(access, regions, notification, notifications);
     }
 
     @Override

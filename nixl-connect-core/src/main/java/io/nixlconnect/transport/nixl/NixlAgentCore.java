@@ -11,7 +11,6 @@ import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
-import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,10 +19,13 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 
@@ -56,6 +58,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final NixlSettings settings;
     private final Consumer<NixlAgentCore> onClose;
     private final List<Long> backends = new ArrayList<>();
+    /** NIXL's own handle ({@code nixlBackendH*}) of each backend, in {@code settings.backends()} order; set once. */
+    private long[] backendHandles = new long[0];
+    /** Ended transfers by the backend NIXL chose for them (health details). */
+    private final Map<String, LongAdder> transfersByBackend = new ConcurrentHashMap<>();
     private final NixlPeers peers = new NixlPeers(this);
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
@@ -87,6 +93,11 @@ final class NixlAgentCore implements ProgressLoop.Work {
             for (String plugin : settings.backends()) {
                 backends.add(createBackend(plugin));
             }
+            long[] handles = new long[backends.size()];
+            for (int i = 0; i < handles.length; i++) {
+                handles[i] = innerBackend(backends.get(i));
+            }
+            backendHandles = handles;
             check(NixlCapi.nixl_capi_create_notif_map(handle), "create notification map");
             notifMap = handle[0];
         } catch (RuntimeException e) {
@@ -99,6 +110,42 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     long handle() {
         return agent;
+    }
+
+    private String counted(String backend) {
+        transfersByBackend.computeIfAbsent(backend, b -> new LongAdder()).increment();
+        return backend;
+    }
+
+    /** The {@code nixlBackendH*} a {@code nixl_capi_backend_s} wraps: that struct's one field. */
+    private static long innerBackend(long wrapper) {
+        return new Pointer(wrapper).getLong(0);
+    }
+
+    /**
+     * Which of our backends NIXL chose for a request ({@code queryXferBackend}), by its plugin name; null when the
+     * library cannot say. Call with the request alive.
+     */
+    String chosenBackend(long request) {
+        if (backendHandles.length == 1) {
+            return counted(settings.backends().get(0)); // NIXL can only have chosen the one there is
+        }
+        long[] chosen = new long[1];
+        if (NixlCapi.queryXferBackend(agent, request, chosen) != NixlCapi.SUCCESS || chosen[0] == 0) {
+            return null;
+        }
+        try {
+            long inner = innerBackend(chosen[0]);
+            long[] handles = backendHandles;
+            for (int i = 0; i < handles.length; i++) {
+                if (handles[i] == inner) {
+                    return counted(settings.backends().get(i));
+                }
+            }
+            return null;
+        } finally {
+            NixlCapi.nixl_capi_destroy_backend(chosen[0]); // frees the wrapper only, not the backend
+        }
     }
 
     String name() {
@@ -348,7 +395,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     // --- windows ---
 
-    PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification) {
+    PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification, int notifications) {
+        if (notifications < 1) {
+            throw new IllegalArgumentException("a window waits for at least 1 notification, was " + notifications);
+        }
         if (access == null) {
             throw new IllegalArgumentException("window access must not be null");
         }
@@ -365,12 +415,17 @@ final class NixlAgentCore implements ProgressLoop.Work {
             for (MemoryRegion region : regions) {
                 bytes += region.length();
             }
-            NixlWindow window = new NixlWindow(this, dispatcher.await(notification), bytes);
+            NixlWindow window = new NixlWindow(this, dispatcher.await(notification, notifications), bytes);
             progress.wake();
             return window;
         } finally {
             lifecycle.readLock().unlock();
         }
+    }
+
+    /** How many notifications {@code waiter} has received (fan-out windows wait for several). */
+    int notificationsReceived(NotificationDispatcher.Waiter waiter) {
+        return dispatcher.received(waiter);
     }
 
     /**
@@ -528,6 +583,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("remoteAgents", peers.loadedCount());
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
+        Map<String, Long> byBackend = new TreeMap<>();
+        transfersByBackend.forEach((backend, count) -> byBackend.put(backend, count.sum()));
+        details.put("transfersByBackend", byBackend);
         details.put("windowsWaiting", dispatcher.waitingCount());
         details.put("windowsDraining", draining.size());
         details.put("cudaRuntime", NixlCudaSupport.cudaRuntimeStatus());

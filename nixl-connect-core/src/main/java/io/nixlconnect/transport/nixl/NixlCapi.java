@@ -71,6 +71,40 @@ final class NixlCapi {
             throw new IllegalStateException("the NIXL binding needs a 64-bit JVM");
         }
         Native.register(NixlCapi.class, library);
+        queryXferBackend = optional(library, "nixl_capi_query_xfer_backend");
+        xferTelemetry = optional(library, "nixl_capi_get_xfer_telemetry");
+    }
+
+    // --- optional: newer NIXLs only; absent ones leave those details out ---
+
+    private static volatile com.sun.jna.Function queryXferBackend;
+    private static volatile com.sun.jna.Function xferTelemetry;
+
+    private static com.sun.jna.Function optional(NativeLibrary library, String symbol) {
+        try {
+            return library.getFunction(symbol);
+        } catch (UnsatisfiedLinkError e) {
+            return null;
+        }
+    }
+
+    /**
+     * {@code nixl_capi_query_xfer_backend}: the backend NIXL chose for a request, as a newly allocated
+     * {@code nixl_capi_backend_s} wrapper (free it with {@link #nixl_capi_destroy_backend}); -6 when the library lacks it.
+     */
+    static int queryXferBackend(long agent, long request, long[] backend) {
+        com.sun.jna.Function function = queryXferBackend;
+        return function == null ? -6 : function.invokeInt(new Object[] {agent, request, backend});
+    }
+
+    /**
+     * {@code nixl_capi_get_xfer_telemetry} into {@code telemetry} (at least 5 longs: start time, post duration and
+     * transfer duration in microseconds, total bytes, descriptor count); -6 when the library lacks it, -5 when the
+     * agent does not capture telemetry.
+     */
+    static int xferTelemetry(long agent, long request, long[] telemetry) {
+        com.sun.jna.Function function = xferTelemetry;
+        return function == null ? -6 : function.invokeInt(new Object[] {agent, request, telemetry});
     }
 
     static final int THREAD_SYNC_STRICT = 1;
@@ -78,7 +112,8 @@ final class NixlCapi {
     /**
      * Encodes {@code nixl_capi_agent_config_t} (x86-64 layout, 40 bytes): bool enable_prog_thread @0,
      * bool enable_listen_thread @1, int listen_port @4, enum thread_sync @8, unsigned num_workers @12,
-     * uint64 pthr_delay_us @16, uint64 lthr_delay_us @24, bool capture_telemetry @32.
+     * uint64 pthr_delay_us @16, uint64 lthr_delay_us @24, bool capture_telemetry @32. Telemetry is captured: it
+     * gives each transfer's post and transfer durations (operation attributes).
      */
     static byte[] agentConfig(boolean progressThread, long progressDelayMicros, int threadSync) {
         ByteBuffer cfg = ByteBuffer.allocate(AGENT_CONFIG_SIZE).order(ByteOrder.LITTLE_ENDIAN);
@@ -89,7 +124,7 @@ final class NixlCapi {
         cfg.putInt(12, 1);
         cfg.putLong(16, progressDelayMicros);
         cfg.putLong(24, 100_000);
-        cfg.put(32, (byte) 0);
+        cfg.put(32, (byte) 1);
         return cfg.array();
     }
 

@@ -110,7 +110,8 @@ final class NixlRequests {
         }
     }
 
+    /** Host memory is DRAM to NIXL; GPU memory (CUDA and XPU alike, as Python registers XPU tensors) is VRAM. */
     static int memType(MemoryType type) {
-        return type == MemoryType.VRAM ? NixlCapi.MEM_VRAM : NixlCapi.MEM_DRAM;
+        return type == MemoryType.DRAM ? NixlCapi.MEM_DRAM : NixlCapi.MEM_VRAM;
     }
 }

@@ -23,6 +23,7 @@ final class NixlTransfer implements TransferHandle {
     private final int cudaDevice;
     private long request;
     private volatile TransferState state = TransferState.IN_PROGRESS;
+    private volatile java.util.Map<String, Object> attributes = java.util.Map.of("transport", "nixl");
 
     NixlTransfer(NixlAgentCore agent, String remote, long request, String description, int cudaDevice) {
         this.agent = agent;
@@ -64,6 +65,36 @@ final class NixlTransfer implements TransferHandle {
     }
 
     /**
+     * {@code transport=nixl}; once the request has ended, {@code backend} (the plugin NIXL chose, e.g. {@code UCX})
+     * and, where NIXL captured it, {@code telemetry.postMicros}, {@code telemetry.transferMicros},
+     * {@code telemetry.bytes} and {@code telemetry.descriptors}.
+     */
+    @Override
+    public java.util.Map<String, Object> attributes() {
+        return attributes;
+    }
+
+    /** Reads what NIXL says about the ended request, before it is released; call with the lock held. */
+    private void captureAttributes() {
+        if (request == 0) {
+            return;
+        }
+        java.util.Map<String, Object> found = new java.util.LinkedHashMap<>(attributes);
+        String backend = agent.chosenBackend(request);
+        if (backend != null) {
+            found.put("backend", backend);
+        }
+        long[] telemetry = new long[8];
+        if (NixlCapi.xferTelemetry(agent.handle(), request, telemetry) == NixlCapi.SUCCESS) {
+            found.put("telemetry.postMicros", telemetry[1]);
+            found.put("telemetry.transferMicros", telemetry[2]);
+            found.put("telemetry.bytes", telemetry[3]);
+            found.put("telemetry.descriptors", telemetry[4]);
+        }
+        attributes = java.util.Map.copyOf(found);
+    }
+
+    /**
      * Checks the request once (progress thread). Returns true when the transfer has ended, and
      * then has released the request and completed the future.
      */
@@ -80,6 +111,7 @@ final class NixlTransfer implements TransferHandle {
             if (status == NixlCapi.IN_PROGRESS) {
                 return false;
             }
+            captureAttributes();
             outcome = settle(status);
         }
         // The waiting caller first: releasing the finished request is bookkeeping (cancel and abandon
@@ -93,6 +125,7 @@ final class NixlTransfer implements TransferHandle {
 
     /** Records the result of post or a status check and releases the request; call with the lock held. */
     Runnable finish(int status) {
+        captureAttributes();
         release();
         return settle(status);
     }

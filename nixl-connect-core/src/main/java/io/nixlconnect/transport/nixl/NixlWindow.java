@@ -68,6 +68,11 @@ final class NixlWindow implements PassiveWindow {
     }
 
     @Override
+    public int notificationsReceived() {
+        return core.notificationsReceived(waiter);
+    }
+
+    @Override
     public void close() {
         synchronized (this) {
             if (closed) {

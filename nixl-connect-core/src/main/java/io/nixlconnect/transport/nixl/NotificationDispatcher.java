@@ -14,7 +14,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Matches incoming notifications, by their exact bytes, with the windows waiting for them.
  *
- * <p>Each notification completes one waiter (the longest-waiting one for those bytes). A notification
+ * <p>Each notification counts for one waiter (the longest-waiting one for those bytes), which completes once
+ * it has as many as it expects (one, or one per reader of a fan-out readable). A notification
  * nobody waits for yet is kept, so a window opened a moment later still sees it; that buffer is
  * bounded in count and bytes and drops its oldest entries first. Futures are completed outside the
  * lock.
@@ -34,31 +35,50 @@ final class NotificationDispatcher {
         this.maxBufferedBytes = maxBufferedBytes;
     }
 
-    /** A registered wait for one notification. */
+    /** A registered wait for {@code expected} copies of one notification. */
     static final class Waiter {
         private final Key key;
+        private final int expected;
+        private int received; // guarded by the dispatcher
         final CompletableFuture<Void> future = new CompletableFuture<>();
 
-        private Waiter(Key key) {
+        private Waiter(Key key, int expected) {
             this.key = key;
+            this.expected = expected;
         }
     }
 
     /** Starts waiting for {@code notification}; completes at once if it already arrived. */
     Waiter await(byte[] notification) {
+        return await(notification, 1);
+    }
+
+    /** Starts waiting for {@code expected} copies of {@code notification}, counting those that already arrived. */
+    Waiter await(byte[] notification, int expected) {
+        if (expected < 1) {
+            throw new IllegalArgumentException("expected notifications must be >= 1, was " + expected);
+        }
         Key key = new Key(notification.clone());
-        Waiter waiter = new Waiter(key);
-        boolean alreadyArrived;
+        Waiter waiter = new Waiter(key, expected);
+        boolean complete;
         synchronized (this) {
-            alreadyArrived = takeEarly(key);
-            if (!alreadyArrived) {
+            while (waiter.received < expected && takeEarly(key)) {
+                waiter.received++;
+            }
+            complete = waiter.received == expected;
+            if (!complete) {
                 waiting.computeIfAbsent(key, k -> new ArrayDeque<>()).add(waiter);
             }
         }
-        if (alreadyArrived) {
+        if (complete) {
             waiter.future.complete(null);
         }
         return waiter;
+    }
+
+    /** How many notifications the waiter has received. */
+    synchronized int received(Waiter waiter) {
+        return waiter.received;
     }
 
     /** Stops a wait; its future is cancelled unless it completed already. */
@@ -79,9 +99,12 @@ final class NotificationDispatcher {
         synchronized (this) {
             ArrayDeque<Waiter> queue = waiting.get(key);
             if (queue != null) {
-                waiter = queue.poll();
-                if (queue.isEmpty()) {
-                    waiting.remove(key);
+                Waiter first = queue.peek();
+                if (++first.received == first.expected) {
+                    waiter = queue.poll();
+                    if (queue.isEmpty()) {
+                        waiting.remove(key);
+                    }
                 }
             } else {
                 buffer(key);

@@ -84,7 +84,7 @@ class NixlCapiSignatureTest {
         assertThat(cfg.getInt(8)).as("thread_sync").isEqualTo(NixlCapi.THREAD_SYNC_STRICT);
         assertThat(cfg.getInt(12)).as("num_workers").isEqualTo(1);
         assertThat(cfg.getLong(16)).as("pthr_delay_us").isEqualTo(250);
-        assertThat(cfg.get(32)).as("capture_telemetry").isZero();
+        assertThat(cfg.get(32)).as("capture_telemetry (operation attributes)").isEqualTo((byte) 1);
     }
 
     @Test

@@ -42,6 +42,27 @@ class NotificationDispatcherTest {
     }
 
     @Test
+    void aFanOutWaiterCompletesOnItsLastNotificationCountingEarlyOnes() {
+        NotificationDispatcher dispatcher = new NotificationDispatcher(16, 1024);
+        dispatcher.deliver(bytes("fan"));
+        NotificationDispatcher.Waiter fan = dispatcher.await(bytes("fan"), 3);
+        assertThat(dispatcher.received(fan)).isEqualTo(1);
+        assertThat(dispatcher.bufferedCount()).isZero();
+
+        dispatcher.deliver(bytes("fan"));
+        assertThat(fan.future).isNotDone();
+        assertThat(dispatcher.received(fan)).isEqualTo(2);
+        dispatcher.deliver(bytes("fan"));
+        assertThat(fan.future).isCompleted();
+        assertThat(dispatcher.received(fan)).isEqualTo(3);
+        assertThat(dispatcher.waitingCount()).isZero();
+
+        dispatcher.deliver(bytes("fan")); // a fourth reader: nobody waits, it is buffered like any early one
+        assertThat(dispatcher.bufferedCount()).isEqualTo(1);
+        assertThatThrownBy(() -> dispatcher.await(bytes("x"), 0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aNotificationArrivingBeforeItsWindowIsKept() {
         NotificationDispatcher dispatcher = new NotificationDispatcher(16, 1024);
         dispatcher.deliver(bytes("early"));
