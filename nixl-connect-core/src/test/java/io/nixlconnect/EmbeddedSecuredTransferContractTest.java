@@ -57,6 +57,6 @@ class EmbeddedSecuredTransferContractTest extends EmbeddedTransferContractTest {
     @Override
     ConnectorOptions.Builder options() {
         return super.options().transports(EmbeddedSettings.defaults().withSslContext(tls)
-                .withSharedSecret("contract-test-shared-secret"));
+                .withSharedSecret("contract-test-shared-secret").withSameHostCopy(false));
     }
 }
