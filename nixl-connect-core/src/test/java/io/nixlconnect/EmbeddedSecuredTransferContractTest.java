@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The whole embedded transfer contract again with every connection over TLS and authenticated by a shared
- * secret: byte-exact transfers, refusals, cancellation mid-transfer and release of memory hold the same.
+ * secret: byte-exact transfers, refusals, cancellation mid-transfer and release of memory hold the same, over
+ * both READ paths (a direct copy's grant and report go over the secured connection).
  */
 class EmbeddedSecuredTransferContractTest extends EmbeddedTransferContractTest {
 
@@ -55,8 +56,7 @@ class EmbeddedSecuredTransferContractTest extends EmbeddedTransferContractTest {
     }
 
     @Override
-    ConnectorOptions.Builder options() {
-        return super.options().transports(EmbeddedSettings.defaults().withSslContext(tls)
-                .withSharedSecret("contract-test-shared-secret").withSameHostCopy(false));
+    EmbeddedSettings settings() {
+        return super.settings().withSslContext(tls).withSharedSecret("contract-test-shared-secret");
     }
 }

@@ -2,24 +2,65 @@ package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.sun.jna.Platform;
 
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The transfer contract over the embedded transport, plus what only it guarantees: it serves nothing but the
  * memory of live passive operations (NIXL exposes all registered memory to peers that loaded it).
+ *
+ * <p>Runs once per path a READ can take: both connectors share this process, so with same-host copy on (the
+ * default) every READ copies directly (cross-memory attach; the kernel lets a process read itself), and with it
+ * off every READ streams over the socket. WRITEs always stream. SameHostCopyTest covers the direct copy across
+ * two processes.
  */
+@ParameterizedClass(name = "READs over {0}")
+@ValueSource(strings = {EmbeddedTransferContractTest.DIRECT, "tcp"})
 class EmbeddedTransferContractTest extends TransferContractTest {
 
+    static final String DIRECT = "cross-memory-attach";
+
+    @Parameter
+    String readPath;
+
+    @BeforeEach
+    void directCopiesNeedLinux() {
+        assumeTrue(!readPath.equals(DIRECT) || (Platform.isLinux() && Platform.is64Bit()),
+                "cross-memory attach is Linux (64-bit) only");
+    }
+
+    /** The embedded settings of both connectors: same-host copy on exactly when READs should take that path. */
+    EmbeddedSettings settings() {
+        return EmbeddedSettings.defaults().withSameHostCopy(readPath.equals(DIRECT));
+    }
+
     @Override
-    ConnectorOptions.Builder options() {
-        // The contract runs over the socket path (both connectors share one process, where the same-host direct
-        // copy would otherwise take every READ); SameHostCopyTest covers the direct copy across processes.
-        return ConnectorOptions.builder().transports(EmbeddedSettings.defaults().withSameHostCopy(false));
+    final ConnectorOptions.Builder options() {
+        return ConnectorOptions.builder().transports(settings());
+    }
+
+    @Test
+    void readsTakeThePathUnderTest() {
+        try (Descriptor source = new Descriptor(TestData.random(4096)); Descriptor target = Descriptor.allocate(4096)) {
+            ReadableOperation readable = producer.createReadable(source);
+            ReadOperation read = consumer.beginRead(readable.metadata(), target);
+            read.waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertThat(read.transferPath()).isEqualTo(readPath);
+            assertThat(readable.transferPath()).as("the passive side saw the same path").isEqualTo(readPath);
+            assertThat(target.toByteArray()).isEqualTo(source.toByteArray());
+        }
     }
 
     @Test
@@ -84,6 +125,7 @@ class EmbeddedTransferContractTest extends TransferContractTest {
                 Thread.sleep(1);
             }
             assertThat(target.asByteBuffer(0, 8).get(0)).as("first bytes arrived").isEqualTo((byte) 3);
+            assertThat(read.transferPath()).isEqualTo(readPath);
             read.cancel();
             assertThat(read.status()).isEqualTo(OperationStatus.CANCELLED);
             // After cancel() returns nothing writes into the target any more.

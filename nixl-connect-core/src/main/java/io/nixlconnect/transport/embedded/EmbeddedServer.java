@@ -255,7 +255,7 @@ final class EmbeddedServer {
                 }
                 yield true;
             }
-            case Wire.READ_GRANT -> grantRanges(link, agent, head);
+            case Wire.READ_GRANT -> grantRanges(connection, link, agent, head);
             case Wire.WRITE -> {
                 // The data has landed: only now may the passive side learn of it.
                 if (!moveRanges(connection, link, agent, head, TransferOp.WRITE)) {
@@ -312,9 +312,16 @@ final class EmbeddedServer {
      * until the peer reports, then delivers the notification as a NOTIFY would. Declines (the peer then sends
      * a READ) when the setting is off or a range is GPU memory.
      *
+     * <p>Once granted, the peer has started on the window exactly as a streamed READ has: if its connection
+     * drops before it reports a finished copy (a cancelled or killed reader never reports), the window fails
+     * with the peer lost, as on the socket path. A reported abort does not fail it: the peer reports one only
+     * when it falls back to streaming the same ranges on this connection (the kernel refused the copy, or the
+     * pid it probed is another process now), and that READ needs the window still open.
+     *
      * @return whether the connection is still in step with the peer
      */
-    private boolean grantRanges(Link link, EmbeddedAgent agent, Wire.Head head) throws IOException {
+    private boolean grantRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
+            throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.enter(TransferOp.READ, head.credential(), link, true);
         if (window == null) {
             refuse(link, TransferOp.READ);
@@ -337,6 +344,7 @@ final class EmbeddedServer {
                 Wire.writeDeclined(link, declined);
                 return true;
             }
+            connection.unfinished.add(window); // from here the peer may copy from the window
             Wire.writeGrant(link, SameHostIdentity.self().pid());
             // Blocks until the peer has finished copying (or its process, and so its connection, is gone);
             // closing the window meanwhile waits for this, as the peer's copy cannot be cut off from here.
@@ -345,7 +353,7 @@ final class EmbeddedServer {
             window.exit(link, true);
         }
         if (copied) {
-            deliver(link, agent, head.credential());
+            connection.notified(deliver(link, agent, head.credential()));
         } else {
             Wire.writeOk(link);
         }

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The passive side learns that its peer died mid-transfer: a reader (or writer) whose connection drops after it
  * started on the memory and before it notified ends the passive operation ERRORED at once, with the reason —
- * not at the passive timeout (set to an hour here). A fan-out readable waits on for its other readers.
+ * not at the passive timeout (set to an hour here), over the socket and after a granted direct copy alike. A
+ * fan-out readable waits on for its other readers.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PassivePeerLossTest {
@@ -62,6 +63,60 @@ class PassivePeerLossTest {
             } else {
                 Wire.writeFully(link, chunk);
             }
+        }
+    }
+
+    /**
+     * A same-host reader that asks for a direct copy (cross-memory attach), is granted it and then, instead of
+     * reporting, either vanishes ({@code fallBack} false: what a cancelled or killed reader does mid-copy) or
+     * reports an aborted copy and streams the same ranges as a READ on the same connection ({@code fallBack} true:
+     * what it does when the kernel refuses the copy), and notifies.
+     */
+    private static void grantedDirectCopy(RdmaMetadata metadata, boolean fallBack) throws IOException {
+        EmbeddedMetadata peer = EmbeddedMetadata.decode(metadata.decodeNixlMetadata());
+        long[] addresses = {metadata.descriptors().get(0).ptr()};
+        long[] lengths = {SIZE};
+        byte[] credential = metadata.notificationKey().getBytes(StandardCharsets.UTF_8);
+        try (Link link = Link.plain(SocketChannel.open(new InetSocketAddress(peer.host(), peer.port())))) {
+            Wire.writeFully(link, Wire.encodeRequest(Wire.READ_GRANT, peer.agent(), credential, addresses, lengths));
+            StringBuilder refused = new StringBuilder();
+            Wire.Grant grant = Wire.readGrant(link, refused);
+            assertThat(grant).as("granted (refused: %s)", refused).isNotNull();
+            assertThat(grant.declined()).isNull();
+            if (!fallBack) {
+                return;
+            }
+            Wire.writeCopyOutcome(link, false);
+            assertThat(Wire.readResponse(link)).isNull();
+            Wire.writeFully(link, Wire.encodeRequest(Wire.READ, peer.agent(), credential, addresses, lengths));
+            assertThat(Wire.readResponse(link)).as("the window still serves the streamed READ").isNull();
+            Wire.readFully(link, ByteBuffer.allocate(SIZE));
+            Wire.writeFully(link, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), credential, new long[0], new long[0]));
+            assertThat(Wire.readResponse(link)).isNull();
+        }
+    }
+
+    @Test
+    void aReaderGrantedADirectCopyThatVanishesBeforeReportingEndsTheReadableErroredAtOnce() throws Exception {
+        try (Descriptor source = Descriptor.allocate(SIZE)) {
+            ReadableOperation readable = connector.createReadable(source);
+            grantedDirectCopy(readable.metadata(), false);
+            assertThatThrownBy(() -> readable.waitForCompletion(WAIT)).isInstanceOf(TransferException.class)
+                    .hasMessageContaining("reading").hasMessageContaining("dropped before it notified");
+            assertThat(readable.status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(readable.transferPath()).isEqualTo(SameHostPeer.CROSS_MEMORY_ATTACH);
+            assertThat(connector.registeredBytes()).isZero();
+        }
+    }
+
+    @Test
+    void aReaderThatAbortsItsDirectCopyAndStreamsInsteadCompletesTheReadable() throws Exception {
+        try (Descriptor source = Descriptor.allocate(SIZE)) {
+            ReadableOperation readable = connector.createReadable(source);
+            grantedDirectCopy(readable.metadata(), true);
+            readable.waitForCompletion(WAIT);
+            assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertThat(readable.transferPath()).isEqualTo(SameHostPeer.TCP);
         }
     }
 
