@@ -194,7 +194,8 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
             return transfer;
         }
         String what = terminal == OperationStatus.CANCELLED ? "was cancelled" : "failed";
-        String message = getClass().getSimpleName() + " " + what + " (notification key '" + notificationKey + "')"
+        String message = getClass().getSimpleName() + " " + what + " (notification key fingerprint "
+                + notificationKeyFingerprint() + ")"
                 + (cause == null ? "" : ": " + cause.getMessage());
         return new TransferException(terminal, message, cause);
     }
@@ -215,6 +216,12 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     @Override
     public String notificationKey() {
         return notificationKey;
+    }
+
+    /** Computed on demand: only messages, logs and observations need it, not the transfer. */
+    @Override
+    public String notificationKeyFingerprint() {
+        return NotificationKeys.fingerprint(notificationKey);
     }
 
     @Override
@@ -289,7 +296,8 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         } catch (TimeoutException e) {
             OperationStatus now = status();
             throw new WaitTimeoutException(now, getClass().getSimpleName() + " did not end within " + timeout
-                    + " (status " + now + ", notification key '" + notificationKey + "'); it goes on");
+                    + " (status " + now + ", notification key fingerprint " + notificationKeyFingerprint()
+                    + "); it goes on");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TransferException(status(), "Interrupted while waiting for " + this, e);
@@ -325,6 +333,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     @Override
     public String toString() {
         return getClass().getSimpleName() + "[kind=" + kind + ", status=" + status() + ", descriptors="
-                + localDescriptors.size() + ", bytes=" + totalBytes + ", notificationKey='" + notificationKey + "']";
+                + localDescriptors.size() + ", bytes=" + totalBytes + ", notificationKeyFingerprint="
+                + notificationKeyFingerprint() + "]";
     }
 }

@@ -20,8 +20,19 @@ public sealed interface Operation extends AutoCloseable permits AbstractOperatio
     /** Where the operation is; a terminal status never changes again. */
     OperationStatus status();
 
-    /** The notification that completes the passive side. */
+    /**
+     * The notification that completes the passive side. On the embedded transport it is also the credential that
+     * opens the passive side's memory to a peer: hand it only to that peer (in the metadata) and never log it; use
+     * {@link #notificationKeyFingerprint()} to name the operation in logs and traces.
+     */
     String notificationKey();
+
+    /**
+     * A short, non-secret fingerprint of {@link #notificationKey()} (12 hex digits of its SHA-256), the same on
+     * both sides of a transfer: what {@code toString()}, exception messages and observations show instead of
+     * the key.
+     */
+    String notificationKeyFingerprint();
 
     /** The local descriptors, in order. */
     List<Descriptor> localDescriptors();

@@ -238,9 +238,20 @@ public final class RdmaMetadata {
         return nixlMetadata;
     }
 
+    /**
+     * The notification the active side sends when done. On the embedded transport it is also the credential for
+     * the published memory: whoever holds it can read (or write) the buffers until the operation ends, so it
+     * travels only inside this metadata and is never logged; {@link #toString()} shows
+     * {@link #notificationKeyFingerprint()} instead.
+     */
     @JsonProperty("notification_key")
     public String notificationKey() {
         return notificationKey;
+    }
+
+    /** A short, non-secret fingerprint of the notification key, as {@link Operation#notificationKeyFingerprint()}. */
+    public String notificationKeyFingerprint() {
+        return NotificationKeys.fingerprint(notificationKey);
     }
 
     public OperationKind operationKind() {
@@ -283,7 +294,7 @@ public final class RdmaMetadata {
 
     @Override
     public String toString() {
-        return "RdmaMetadata[kind=" + operationKind + ", descriptors=" + descriptors + ", notificationKey="
-                + notificationKey + ", nixlMetadata=" + nixlMetadata.length() + " chars]";
+        return "RdmaMetadata[kind=" + operationKind + ", descriptors=" + descriptors + ", notificationKeyFingerprint="
+                + notificationKeyFingerprint() + ", nixlMetadata=" + nixlMetadata.length() + " chars]";
     }
 }

@@ -313,6 +313,29 @@ class NixlConnectObservabilityTests {
     }
 
     @Test
+    void observationsCarryTheNotificationKeysFingerprintNeverTheKey() {
+        runner.withBean(TestObservationRegistry.class, TestObservationRegistry::create).run(context -> {
+            TestObservationRegistry observations = context.getBean(TestObservationRegistry.class);
+            NixlTransfers transfers = context.getBean(NixlTransfers.class);
+            ReadableOperation published = transfers.publish(new byte[16]);
+            readFromPeer(published);
+            transfers.await(published);
+            String key = published.notificationKey();
+
+            TestObservationRegistryAssert.assertThat(observations)
+                    .hasObservationWithNameEqualTo("nixl.transfer").that()
+                    .hasHighCardinalityKeyValue("nixl.notification_key.fingerprint",
+                            published.notificationKeyFingerprint())
+                    .doesNotHaveHighCardinalityKeyValueWithKey("nixl.notification_key");
+            // Exported spans carry every key value: the key (the embedded transport's credential) is in none.
+            TestObservationRegistryAssert.assertThat(observations)
+                    .hasHandledContextsThatSatisfy(contexts -> assertThat(contexts).allSatisfy(c -> assertThat(
+                            c.getAllKeyValues().stream().map(keyValue -> keyValue.getValue())).noneMatch(
+                                    value -> value.contains(key))));
+        });
+    }
+
+    @Test
     void anActiveOperationsObservationSaysWhichPluginMovedTheBytes() {
         runner.withBean(TestObservationRegistry.class, TestObservationRegistry::create).run(context -> {
             TestObservationRegistry observations = context.getBean(TestObservationRegistry.class);

@@ -45,7 +45,8 @@ public class DefaultNixlTransferObservationConvention implements NixlTransferObs
     @Override
     public KeyValues getHighCardinalityKeyValues(NixlTransferContext context) {
         Operation operation = context.getOperation();
-        return KeyValues.of(HighCardinalityKeyNames.NOTIFICATION_KEY.withValue(operation.notificationKey()),
+        return KeyValues.of(HighCardinalityKeyNames.NOTIFICATION_KEY_FINGERPRINT.withValue(
+                        operation.notificationKeyFingerprint()),
                 HighCardinalityKeyNames.BYTES.withValue(Long.toString(operation.totalBytes())));
     }
 }

@@ -71,8 +71,12 @@ public enum NixlTransferObservationDocumentation implements ObservationDocumenta
     /** Keys with a value per operation: span attributes only. */
     public enum HighCardinalityKeyNames implements KeyName {
 
-        /** The notification key the passive side waits for. */
-        NOTIFICATION_KEY("nixl.notification_key"),
+        /**
+         * The fingerprint of the notification key the passive side waits for
+         * ({@code Operation.notificationKeyFingerprint()}), the same on both sides. Never the key itself: on the
+         * embedded transport the key opens the passive side's memory, and traces are exported and kept.
+         */
+        NOTIFICATION_KEY_FINGERPRINT("nixl.notification_key.fingerprint"),
         /** Bytes over the local descriptors. */
         BYTES("nixl.bytes");
 

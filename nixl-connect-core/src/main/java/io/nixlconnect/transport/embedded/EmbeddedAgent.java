@@ -176,7 +176,8 @@ final class EmbeddedAgent implements TransportAgent {
         NotificationKey key = new NotificationKey(notification);
         EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key, notifications);
         if (windowsByNotification.putIfAbsent(key, window) != null) {
-            throw new TransportException("A passive operation waiting for notification '" + key + "' is already open");
+            // Without the key: it is the window's credential.
+            throw new TransportException("A passive operation waiting for this notification is already open");
         }
         windows.add(window);
         if (closed) {

@@ -1,9 +1,8 @@
 package io.nixlconnect.transport.embedded;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
-/** Notification bytes as a map key. */
+/** Notification bytes (a window's credential) as a map key. */
 record NotificationKey(byte[] bytes) {
 
     NotificationKey {
@@ -20,8 +19,9 @@ record NotificationKey(byte[] bytes) {
         return Arrays.hashCode(bytes);
     }
 
+    /** Never the bytes: they are the window's credential. */
     @Override
     public String toString() {
-        return new String(bytes, StandardCharsets.UTF_8);
+        return "NotificationKey[" + bytes.length + " bytes]";
     }
 }

@@ -1,10 +1,12 @@
 package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransportException;
 import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -29,6 +31,19 @@ class EmbeddedWindowTest {
         MemoryRegion region = new MemoryRegion(0x10000, 4096, MemoryType.DRAM, 0);
         agent.registerMemory(region);
         return (EmbeddedWindow) agent.openWindow(TransferOp.READ, List.of(region), "0123456789abcdef0123456789abcdef".getBytes());
+    }
+
+    @Test
+    void aSecondWindowWithTheSameCredentialIsRefusedWithoutNamingIt() {
+        String credential = "0123456789abcdef0123456789abcdef";
+        EmbeddedWindow first = window();
+        MemoryRegion region = new MemoryRegion(0x20000, 4096, MemoryType.DRAM, 0);
+        agent.registerMemory(region);
+        assertThatThrownBy(() -> agent.openWindow(TransferOp.READ, List.of(region), credential.getBytes()))
+                .isInstanceOf(TransportException.class).hasMessageContaining("already open")
+                .hasMessageNotContaining(credential);
+        assertThat(first.notification().toString()).doesNotContain(credential);
+        first.close();
     }
 
     @Test
