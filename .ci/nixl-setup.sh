@@ -72,10 +72,15 @@ env_file="$cache/nixl/env.sh"
 # UCX_MODULES=^ib: the wheel's UCX loads its InfiniBand module with RTLD_GLOBAL; where the host also
 # has rdma-core providers, two libnl copies end up loaded and any process using NIXL (JVM or Python)
 # dies with SIGSEGV in rtnl_tc_unregister at exit. CI has no InfiniBand; keep a value already set.
+# UCX_NET_DEVICES=lo: every NIXL test talks to peers on this host. With UCX's default (all devices) an agent
+# also uses whatever interface is up when it starts — such as the veth pair of a two-host test in a build
+# running beside this one — and fails ("Destination is unreachable") once it is gone
+# (NixlInterfaceChurnTest). The two-host test sets its own devices. Keep a value already set.
 cat > "$env_file" <<ENV
 export NIXL_LIBRARY_DIR="$libdir"
 export NIXL_PLUGIN_DIR="$libdir/plugins"
 export UCX_MODULES="${UCX_MODULES:-^ib}"
+export UCX_NET_DEVICES="${UCX_NET_DEVICES:-lo}"
 $python_env
 ENV
 log "NIXL $version ready in $libdir (env in $env_file)"
