@@ -65,13 +65,18 @@ final class PeerLines implements AutoCloseable {
         return process;
     }
 
-    /** Asks the peer to exit, and kills it if it has not within 10 s. */
+    /**
+     * Asks the peer to exit, and kills it if it has not within 10 s; returns once it is gone, so that a peer
+     * started next (on the same port, say) never overlaps it: an old peer still serving its pooled connections
+     * after its agents closed would refuse every request, exactly as the new one refuses a wrong credential.
+     */
     @Override
     public void close() throws InterruptedException {
         if (process.isAlive()) {
             send("exit");
             if (!process.waitFor(10, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
+                assertThat(process.waitFor(30, TimeUnit.SECONDS)).as("%s ended after it was killed", name).isTrue();
             }
         }
     }
