@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.sun.jna.Platform;
-
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.ByteBuffer;
 import java.util.List;
