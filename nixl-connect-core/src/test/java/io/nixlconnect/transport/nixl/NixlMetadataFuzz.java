@@ -84,10 +84,8 @@ public final class NixlMetadataFuzz {
         int loaded = 0;
         for (int i = 0; i < count && System.nanoTime() < deadline; i++) {
             SplittableRandom random = new SplittableRandom(seed * 1_000_003L + i);
-            byte[] mutated = opaqueOnly ? mutateOpaque(original, opaque, random) : mutate(original, structural, random);
-            if (!opaqueOnly && touchesOpaque(original, mutated, opaque)) {
-                continue; // "fuzz" covers NIXL's framing; UCX's own blobs are "opaque" (docs/nixl.md)
-            }
+            byte[] mutated = opaqueOnly ? mutateOpaque(renamed(original, i), opaque, random)
+                    : mutate(original, structural, random);
             total++;
             try {
                 NixlMetadataFormat.validate(mutated);
@@ -156,19 +154,19 @@ public final class NixlMetadataFuzz {
         return offsets.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    /** Whether a same-length mutation changed a byte inside an opaque range (a length change counts as framing). */
-    static boolean touchesOpaque(byte[] original, byte[] mutated, List<int[]> opaque) {
-        if (mutated.length != original.length) {
-            return false;
+    /**
+     * The blob under an agent name of the same length unique to mutation {@code i}, so that each mutation is
+     * a first load (UCX creates an endpoint and unpacks the keys) rather than a replacement of one peer.
+     */
+    static byte[] renamed(byte[] original, int i) {
+        byte[] blob = original.clone();
+        int nameAt = "nixlSerDes|Agent".length() + Long.BYTES;
+        int length = (int) ByteBuffer.wrap(blob, nameAt - Long.BYTES, Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        String suffix = Integer.toString(i, 36);
+        for (int k = 0; k < suffix.length() && k < length; k++) {
+            blob[nameAt + length - 1 - k] = (byte) suffix.charAt(suffix.length() - 1 - k);
         }
-        for (int[] range : opaque) {
-            for (int p = range[0]; p < range[1]; p++) {
-                if (original[p] != mutated[p]) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return blob;
     }
 
     /** Changes 1 to 4 bytes inside the UCX worker address or a remote key, keeping NIXL's framing intact. */
