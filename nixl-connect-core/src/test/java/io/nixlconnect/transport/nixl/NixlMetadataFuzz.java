@@ -5,6 +5,8 @@ import com.sun.jna.Pointer;
 import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
+import io.nixlconnect.transport.TransferHandle;
+import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
 
@@ -18,12 +20,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The child JVM of {@link NixlMetadataFuzzTest}: mutates a real agent metadata blob (from a real NIXL
  * agent with two registered DRAM regions) and hands each mutation to {@link NixlAgentCore#loadRemote}
- * exactly as a peer's metadata would arrive: refused in Java, refused by NIXL, or loaded (and
- * unloaded). A mutation that crashes NIXL kills this JVM; the line {@code AT i} printed before each
+ * exactly as a peer's metadata would arrive: refused in Java, refused by NIXL, or loaded (and, in the
+ * {@code opaque} campaign, read from: 64 bytes through the endpoint and key UCX made of the mutated bytes). A mutation that crashes NIXL kills this JVM; the line {@code AT i} printed before each
  * native call names it.
  *
  * <pre>
@@ -74,6 +79,9 @@ public final class NixlMetadataFuzz {
         long deadline = System.nanoTime() + Long.parseLong(args[3]) * 1_000_000_000L;
         NixlMetadataFormat.validate(original); // the real blob must pass
         TransportAgent target = transport.createAgent("fuzz-target-" + ProcessHandle.current().pid());
+        Memory landingMemory = new Memory(READ_BYTES);
+        MemoryRegion landing = new MemoryRegion(Pointer.nativeValue(landingMemory), READ_BYTES, MemoryType.DRAM, 0);
+        target.registerMemory(landing);
         target.loadRemoteAgent(original);
         int[] structural = structuralOffsets(original);
         List<int[]> opaque = opaqueRanges(original);
@@ -95,8 +103,11 @@ public final class NixlMetadataFuzz {
             }
             out.println("AT " + i);
             try {
-                target.loadRemoteAgent(mutated);
+                String peer = target.loadRemoteAgent(mutated);
                 loaded++;
+                if (opaqueOnly) { // the endpoint and keys UCX made from the mutated bytes are used too
+                    readFrom(target, landing, peer, Pointer.nativeValue(first), out);
+                }
             } catch (InvalidAgentMetadataException e) {
                 refusedInJava++;
             } catch (TransportException e) {
@@ -106,7 +117,39 @@ public final class NixlMetadataFuzz {
         target.close();
         source.close();
         transport.close();
+        out.println("TRANSFERS " + transfers[0] + " completed, " + transfers[1] + " failed, " + transfers[2]
+                + " timed out");
         out.println("SUMMARY " + total + " " + refusedInJava + " " + refusedByNixl + " " + loaded);
+    }
+
+    private static final int READ_BYTES = 64;
+    /** Completed, failed, timed out. */
+    private static final int[] transfers = new int[3];
+
+    /** READs 64 bytes of the source's first region through the peer loaded from mutated metadata. */
+    private static void readFrom(TransportAgent target, MemoryRegion landing, String peer, long address,
+            PrintStream out) {
+        TransferHandle handle;
+        try {
+            handle = target.postTransfer(TransferOp.READ, List.of(landing), peer,
+                    List.of(new MemoryRegion(address, READ_BYTES, MemoryType.DRAM, 0)),
+                    "fuzz".getBytes(StandardCharsets.US_ASCII));
+        } catch (TransportException e) {
+            transfers[1]++;
+            return;
+        }
+        try {
+            handle.completion().get(2, TimeUnit.SECONDS);
+            transfers[0]++;
+        } catch (TimeoutException e) {
+            handle.cancel();
+            transfers[2]++;
+        } catch (ExecutionException e) {
+            transfers[1]++;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /**

@@ -57,8 +57,9 @@ class NixlMetadataFuzzTest {
         assertThat(last).startsWith("SUMMARY ");
         String[] summary = last.split(" ");
         int total = Integer.parseInt(summary[1]);
+        String transfers = lines.stream().filter(line -> line.startsWith("TRANSFERS ")).findFirst().orElse("");
         System.out.printf("NIXL metadata %s campaign, seed %d: %s mutations, %s refused in Java, %s refused by NIXL,"
-                + " %s loaded, 0 crashes%n", campaign, seed, summary[1], summary[2], summary[3], summary[4]);
+                + " %s loaded, 0 crashes %s%n", campaign, seed, summary[1], summary[2], summary[3], summary[4], transfers);
         assertThat(total).as("mutations tried").isGreaterThanOrEqualTo(Math.min(mutations, 1000));
         assertThat(Integer.parseInt(summary[2])).as("refused in Java").isPositive();
     }
