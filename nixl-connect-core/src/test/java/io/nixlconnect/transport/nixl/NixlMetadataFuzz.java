@@ -28,12 +28,14 @@ import java.util.concurrent.TimeoutException;
  * The child JVM of {@link NixlMetadataFuzzTest}: mutates a real agent metadata blob (from a real NIXL
  * agent with two registered DRAM regions) and hands each mutation to {@link NixlAgentCore#loadRemote}
  * exactly as a peer's metadata would arrive: refused in Java, refused by NIXL, or loaded (and, in the
- * {@code opaque} campaign, read from: 64 bytes through the endpoint and key UCX made of the mutated bytes). A mutation that crashes NIXL kills this JVM; the line {@code AT i} printed before each
- * native call names it.
+ * {@code opaque} campaign, read from: 64 bytes through the endpoint and key UCX made of the mutated
+ * bytes). A mutation that crashes NIXL kills this JVM; the line {@code AT i} printed before each native
+ * call names it.
  *
  * <pre>
  * java ... NixlMetadataFuzz fuzz SEED COUNT SECONDS   → "AT i" lines, then "SUMMARY total java nixl loaded"
  * java ... NixlMetadataFuzz opaque SEED COUNT SECONDS → the same, mutating only UCX's worker address and keys
+ * java ... NixlMetadataFuzz show|show-opaque SEED I  → the differences mutation I makes to a real blob
  * java ... NixlMetadataFuzz dump FILE                 → writes a real blob to FILE
  * </pre>
  */
@@ -61,9 +63,13 @@ public final class NixlMetadataFuzz {
             out.println("DUMPED " + original.length);
             return;
         }
-        if (args[0].equals("show")) { // show SEED I: the mutation's differences from the real blob
-            byte[] mutated = mutate(original, structuralOffsets(original),
-                    new SplittableRandom(Long.parseLong(args[1]) * 1_000_003L + Integer.parseInt(args[2])));
+        if (args[0].equals("show") || args[0].equals("show-opaque")) { // show SEED I: a mutation's differences
+            SplittableRandom random = new SplittableRandom(Long.parseLong(args[1]) * 1_000_003L + Integer.parseInt(args[2]));
+            byte[] mutated = args[0].equals("show") ? mutate(original, structuralOffsets(original), random)
+                    : mutateOpaque(renamed(original, Integer.parseInt(args[2])), opaqueRanges(original), random);
+            for (int[] range : opaqueRanges(original)) {
+                out.println("OPAQUE " + range[0] + ".." + range[1]);
+            }
             out.println("LENGTH " + original.length + " -> " + mutated.length);
             for (int p = 0; p < Math.max(original.length, mutated.length); p++) {
                 int was = p < original.length ? original[p] & 0xff : -1;
@@ -86,6 +92,10 @@ public final class NixlMetadataFuzz {
         int[] structural = structuralOffsets(original);
         List<int[]> opaque = opaqueRanges(original);
         boolean opaqueOnly = args[0].equals("opaque");
+        Path last = System.getProperty("nixl.fuzz.last") == null ? null : Path.of(System.getProperty("nixl.fuzz.last"));
+        if (last != null) {
+            Files.write(Path.of(last + ".original"), original);
+        }
         int total = 0;
         int refusedInJava = 0;
         int refusedByNixl = 0;
@@ -102,6 +112,9 @@ public final class NixlMetadataFuzz {
                 continue;
             }
             out.println("AT " + i);
+            if (last != null) { // -Dnixl.fuzz.last=FILE keeps the blob about to be loaded, to replay a crash
+                Files.write(last, mutated);
+            }
             try {
                 String peer = target.loadRemoteAgent(mutated);
                 loaded++;
