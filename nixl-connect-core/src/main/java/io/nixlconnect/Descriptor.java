@@ -330,7 +330,9 @@ public final class Descriptor implements AutoCloseable {
      * the memory: at once on the embedded transport; on NIXL when the peer's notification arrives, the
      * connector closes, or a drain limit of 2 s plus the operation's size at 100 MB/s has passed. Called
      * on a completion callback (the transport's progress thread) such a close cannot see the notification
-     * arrive and waits out the drain limit.
+     * arrive and waits out the drain limit. After a drain limit (a peer that stalled could still ask UCX
+     * over TCP for the memory) the memory this descriptor owns, and the buffer it borrowed, stay allocated
+     * until the connector closes instead of being freed now.
      *
      * @throws IllegalStateException while a live operation uses the descriptor
      */
