@@ -4,6 +4,7 @@ import io.nixlconnect.transport.InvalidAgentMetadataException;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Map;
 
 /**
  * The two UCX blobs inside NIXL's UCX section, read in Java before NIXL hands them to UCX: the packed
@@ -130,7 +131,7 @@ final class UcxPackedFormats {
             if ((lengthByte & DEVICE_SYS_DEVICE) != 0) {
                 in.u8(at + ".sysDevice");
             }
-            in.skip(deviceAddressLength, at + ".address");
+            ByteBuffer deviceAddress = in.slice(deviceAddressLength, at + ".address");
             boolean lastTransport = empty;
             int transport = 0;
             while (!lastTransport) {
@@ -138,13 +139,17 @@ final class UcxPackedFormats {
                 if (++transports > MAX_TRANSPORTS) {
                     throw in.invalid(tl, "is past UCX's limit of " + MAX_TRANSPORTS + " transports");
                 }
-                in.skip(Short.BYTES, tl + ".nameChecksum");
+                int nameChecksum = in.u16(tl + ".nameChecksum");
                 ifaceAttributes(in, version, tl + ".attributes");
                 int tlByte = in.u8(tl + ".length");
                 lastTransport = (tlByte & FLAG_LAST) != 0;
                 int ifaceAddressLength = extended(in, tlByte & IFACE_LENGTH_MASK, IFACE_LENGTH_MASK, version,
                         tl + ".length");
                 in.skip(ifaceAddressLength, tl + ".address");
+                KnownTransport known = KNOWN_TRANSPORTS.get(nameChecksum);
+                if (known != null) {
+                    known.check(in, tl, deviceAddress.duplicate().order(ByteOrder.LITTLE_ENDIAN), ifaceAddressLength);
+                }
                 boolean lastEndpoint = (tlByte & IFACE_HAS_EP_ADDRESS) == 0;
                 int endpoints = 0;
                 while (!lastEndpoint) {
@@ -162,6 +167,83 @@ final class UcxPackedFormats {
         in.end();
     }
 
+    /**
+     * The transports of the NIXL wheels' UCX whose device and interface addresses UCX reads at fixed offsets
+     * without checking their length (an empty one is a NULL pointer to UCX: crashes in
+     * {@code uct_tcp_ep_set_dest_addr} and {@code uct_iface_local_is_reachable} in fuzzing), keyed by the name
+     * checksum the address carries ({@code ucs_crc16_string}). Transports not listed (InfiniBand, CUDA, ...)
+     * are bounded by their lengths only.
+     */
+    private static final Map<Integer, KnownTransport> KNOWN_TRANSPORTS = Map.of(
+            nameChecksum("self"), new KnownTransport("self", DeviceAddress.ANY, 8),
+            nameChecksum("tcp"), new KnownTransport("tcp", DeviceAddress.TCP, 2),
+            nameChecksum("cma"), new KnownTransport("cma", DeviceAddress.HOST, 4),
+            nameChecksum("posix"), new KnownTransport("posix", DeviceAddress.HOST, 8),
+            nameChecksum("sysv"), new KnownTransport("sysv", DeviceAddress.HOST, 8),
+            nameChecksum("xpmem"), new KnownTransport("xpmem", DeviceAddress.HOST, 8),
+            nameChecksum("knem"), new KnownTransport("knem", DeviceAddress.HOST, 0));
+
+    private enum DeviceAddress { ANY, HOST, TCP }
+
+    private static final int TCP_FLAG_LOOPBACK = 0x1;
+    private static final int AF_INET = 2;
+    private static final int AF_INET6 = 10;
+
+    /** The fewest bytes UCX reads from one transport's device and interface addresses. */
+    private record KnownTransport(String name, DeviceAddress device, int minIfaceBytes) {
+
+        void check(Cursor in, String tl, ByteBuffer deviceAddress, int ifaceBytes) {
+            if (ifaceBytes < minIfaceBytes) {
+                throw in.invalid(tl + ".address", "is " + ifaceBytes + " byte(s); UCX's " + name + " reads "
+                        + minIfaceBytes);
+            }
+            int need = switch (device) {
+                case ANY -> 0;
+                case HOST -> hostAddressBytes(deviceAddress, 0);
+                case TCP -> tcpDeviceAddressBytes(in, tl, deviceAddress);
+            };
+            if (deviceAddress.remaining() < need) {
+                throw in.invalid(tl + " device address", "is " + deviceAddress.remaining() + " byte(s); UCX's " + name
+                        + " reads " + need);
+            }
+        }
+
+        /** {@code uct_iface_local_addr_ns_t}: a 64-bit host id, and a 32-bit namespace when its top bit is set. */
+        private static int hostAddressBytes(ByteBuffer address, int at) {
+            boolean namespaced = address.remaining() >= at + Long.BYTES && address.getLong(at) < 0;
+            return at + Long.BYTES + (namespaced ? Integer.BYTES : 0);
+        }
+
+        /** {@code uct_tcp_device_addr_t}: flags, family, then an IPv4/IPv6 address or, on loopback, a host id. */
+        private static int tcpDeviceAddressBytes(Cursor in, String tl, ByteBuffer address) {
+            if (address.remaining() < 2) {
+                return 2;
+            }
+            int flags = address.get(0) & 0xff;
+            int family = address.get(1) & 0xff;
+            if (family != AF_INET && family != AF_INET6) {
+                throw in.invalid(tl + " device address", "has address family " + family + "; UCX's tcp knows "
+                        + AF_INET + " and " + AF_INET6);
+            }
+            if ((flags & TCP_FLAG_LOOPBACK) != 0) {
+                return hostAddressBytes(address, 2);
+            }
+            return 2 + (family == AF_INET ? 4 : 16);
+        }
+    }
+
+    /** UCX's {@code ucs_crc16_string}: CRC-16, polynomial 0x8408 (reflected), initial 0xffff, inverted. */
+    static int nameChecksum(String name) {
+        int crc = 0xffff;
+        for (byte b : name.getBytes(java.nio.charset.StandardCharsets.US_ASCII)) {
+            crc ^= b & 0xff;
+            for (int bit = 0; bit < 8; bit++) {
+                crc = (crc & 1) != 0 ? (crc >>> 1) ^ 0x8408 : crc >>> 1;
+            }
+        }
+        return ~crc & 0xffff;
+    }
+
     /** A 7/5/6-bit value; in address version 2 the all-ones value means "the next byte holds it". */
     private static int extended(Cursor in, int value, int mask, int version, String field) {
         return version == VERSION_2 && value == mask ? in.u8(field + " (extended)") : value;
@@ -173,10 +255,12 @@ final class UcxPackedFormats {
             float overhead = attributes.getFloat();
             float bandwidth = attributes.getFloat();
             float latency = attributes.getFloat();
-            if (!Float.isFinite(overhead) || !Float.isFinite(bandwidth) || !Float.isFinite(latency)
-                    || bandwidth == 0) {
+            // UCX >= 1.12 packs a positive bandwidth (older ones a negative "shared" figure; their keys are
+            // refused anyway) and non-negative times; anything else is a shifted or forged field.
+            if (!(overhead >= 0 && overhead < Float.POSITIVE_INFINITY && latency >= 0
+                    && latency < Float.POSITIVE_INFINITY && bandwidth > 0 && bandwidth < Float.POSITIVE_INFINITY)) {
                 throw in.invalid(field, "holds overhead " + overhead + ", bandwidth " + bandwidth + ", latency "
-                        + latency + "; UCX needs finite values and a bandwidth other than 0");
+                        + latency + "; UCX packs finite times >= 0 and a bandwidth > 0");
             }
         } else {
             in.skip(IFACE_ATTRIBUTES_V2, field);
@@ -198,6 +282,11 @@ final class UcxPackedFormats {
         int memoryType = in.u8("memory type");
         if (memoryType >= MEMORY_TYPES) {
             throw in.invalid("memory type", "is " + memoryType + "; UCX knows 0 to " + (MEMORY_TYPES - 1));
+        }
+        // NIXL registers DRAM as host memory and refuses VRAM that UCX sees as host; any other pairing
+        // sends UCX down memory-type paths this process may not have (one crashed it in fuzzing).
+        if (nixlMemoryType == NixlMetadataFormat.MEM_DRAM && memoryType != MEMORY_TYPE_HOST) {
+            throw in.invalid("memory type", "is " + memoryType + " in a DRAM section; host memory is 0");
         }
         if (nixlMemoryType == NixlMetadataFormat.MEM_VRAM && memoryType == MEMORY_TYPE_HOST) {
             throw in.invalid("memory type", "is host memory in a VRAM section");
@@ -243,6 +332,11 @@ final class UcxPackedFormats {
         int u8(String part) {
             need(1, part);
             return data.get() & 0xff;
+        }
+
+        int u16(String part) {
+            need(Short.BYTES, part);
+            return data.getShort() & 0xffff;
         }
 
         long u64(String part) {

@@ -135,11 +135,19 @@ class UcxPackedFormatsTest {
 
     @Test
     void versionOneAttributesUcxCannotUseAreRefused() {
-        for (float bandwidth : new float[] {Float.NaN, Float.POSITIVE_INFINITY, 0f}) {
+        for (float bandwidth : new float[] {Float.NaN, Float.POSITIVE_INFINITY, 0f, -1e9f}) {
             ByteBuffer address = new Address().u8(0x20).bytes(8).u8(0x00, 0x80).u8(0x12, 0x34)
                     .v1AttributesWithBandwidth(bandwidth).u8(0x80).buffer();
             assertThat(refusal(address)).as("bandwidth %s", bandwidth).contains("transport[0].attributes");
         }
+        // A length byte shifted by one put -2.16e9 s into an overhead; with a local interface gone UCX crashed.
+        ByteBuffer attributes = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putFloat(-2.16e9f).putFloat(1e9f)
+                .putFloat(1e-7f).putInt(0x30);
+        Address shifted = new Address().u8(0x20).bytes(8).u8(0x00, 0x80).u8(0x12, 0x34);
+        for (byte b : attributes.array()) {
+            shifted.u8(b & 0xff);
+        }
+        assertThat(refusal(shifted.u8(0x80).buffer())).contains("overhead -2.16E9");
     }
 
     @Test
@@ -159,6 +167,42 @@ class UcxPackedFormatsTest {
             address.u8(0x12, 0x34).v1AttributesWithBandwidth(1e9f).u8(0);
         }
         assertThat(refusal(address.buffer())).contains("transport[128] is past UCX's limit of 128");
+    }
+
+    /** One transport of the given name, with the given device and interface addresses, version 1. */
+    private static ByteBuffer oneTransport(String name, int[] deviceAddress, int ifaceBytes) {
+        int checksum = UcxPackedFormats.nameChecksum(name);
+        return new Address().u8(0x20).bytes(8).u8(0x01, 0x80 | deviceAddress.length).u8(deviceAddress)
+                .u8(checksum & 0xff, checksum >>> 8).v1AttributesWithBandwidth(1e9f).u8(0x80 | ifaceBytes)
+                .bytes(ifaceBytes).buffer();
+    }
+
+    @Test
+    void ucxNameChecksumsMatchTheRealAddresses() {
+        // The checksums UCX 1.23 packed into ucx-address-v1-all-transports.bin for these transports.
+        assertThat(UcxPackedFormats.nameChecksum("tcp")).isEqualTo(0x19cf);
+        assertThat(UcxPackedFormats.nameChecksum("self")).isEqualTo(0x7563);
+    }
+
+    @Test
+    void addressesTheKnownTransportsReadAtFixedOffsetsMustHoldThoseBytes() {
+        int[] ipv4 = {0x00, 0x02, 10, 0, 0, 1};
+        assertThat(refusal(oneTransport("tcp", ipv4, 2))).isNull();
+        // An empty interface address is a NULL pointer to UCX's tcp (crashed in uct_tcp_ep_set_dest_addr).
+        assertThat(refusal(oneTransport("tcp", ipv4, 0))).contains("is 0 byte(s); UCX's tcp reads 2");
+        assertThat(refusal(oneTransport("tcp", new int[0], 2))).contains("UCX's tcp reads 2");
+        assertThat(refusal(oneTransport("tcp", new int[] {0x00, 0x0a, 1, 2, 3, 4}, 2))).as("IPv6 family, 4 bytes")
+                .contains("UCX's tcp reads 18");
+        assertThat(refusal(oneTransport("tcp", new int[] {0x00, 0x07, 1, 2, 3, 4}, 2))).contains("address family 7");
+        int[] hostId = {1, 2, 3, 4, 5, 6, 7, 8};
+        assertThat(refusal(oneTransport("cma", hostId, 4))).isNull();
+        // An empty device address crashed UCX in uct_iface_local_is_reachable.
+        assertThat(refusal(oneTransport("cma", new int[0], 4))).contains("UCX's cma reads 8");
+        int[] namespaced = {1, 2, 3, 4, 5, 6, 7, 0x80};
+        assertThat(refusal(oneTransport("posix", namespaced, 8))).as("namespace flag: 4 more bytes")
+                .contains("UCX's posix reads 12");
+        assertThat(refusal(oneTransport("sysv", hostId, 7))).contains("UCX's sysv reads 8");
+        assertThat(refusal(oneTransport("some-future-transport", new int[0], 0))).as("unknown: lengths only").isNull();
     }
 
     // --- remote key ---
@@ -193,8 +237,11 @@ class UcxPackedFormatsTest {
     }
 
     @Test
-    void hostMemoryInAVramSectionIsRefused() {
+    void memoryTypesThatContradictTheNixlSectionAreRefused() {
         assertThat(keyRefusal(key(0, 0xff), NixlMetadataFormat.MEM_VRAM)).contains("host memory in a VRAM section");
+        // ROCm-managed (4) passed the table check and, with a local interface gone, crashed UCX in fuzzing.
+        assertThat(keyRefusal(key(4, 0xff), NixlMetadataFormat.MEM_DRAM)).contains("memory type is 4 in a DRAM section");
+        assertThat(keyRefusal(key(1, 0xff), NixlMetadataFormat.MEM_DRAM)).contains("memory type is 1 in a DRAM section");
     }
 
     @Test
