@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -111,9 +112,10 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 lease.release();
             }
             leases.clear();
+            Consumer<AutoCloseable> keeper = draining ? memoryKeeper() : null;
             for (int i = 0; i < usesAcquired; i++) {
                 if (draining) {
-                    localDescriptors.get(i).endDrain();
+                    localDescriptors.get(i).endDrain(keeper);
                 } else {
                     localDescriptors.get(i).releaseUse();
                 }
@@ -139,6 +141,14 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
      */
     CompletableFuture<Void> transportReleased() {
         return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Once {@link #transportReleased()} completed: null when no peer can reach the memory any more, else
+     * where memory the descriptors would free must go instead (the transport keeps it until its agent closes).
+     */
+    Consumer<AutoCloseable> memoryKeeper() {
+        return null;
     }
 
     final void setStatus(OperationStatus newStatus) {

@@ -8,12 +8,16 @@ import io.nixlconnect.cuda.LiveUse;
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
+import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A buffer that takes part in transfers: where it is ({@link #device()}), its address ({@link #ptr()})
@@ -59,6 +63,8 @@ public final class Descriptor implements AutoCloseable {
     private int sliceRegistrations;
     /** Ended operations whose memory the transport has not released yet (see {@link #beginDrain()}). */
     private int drainingUses;
+    /** Set when a drained operation's memory may still be reached by a stalled peer (see {@link #endDrain}). */
+    private Consumer<AutoCloseable> memoryKeeper;
 
     /**
      * Describes the remaining bytes of a direct buffer ({@code position} to {@code limit}). The buffer is
@@ -324,7 +330,9 @@ public final class Descriptor implements AutoCloseable {
      * the memory: at once on the embedded transport; on NIXL when the peer's notification arrives, the
      * connector closes, or a drain limit of 2 s plus the operation's size at 100 MB/s has passed. Called
      * on a completion callback (the transport's progress thread) such a close cannot see the notification
-     * arrive and waits out the drain limit.
+     * arrive and waits out the drain limit. After a drain limit (a peer that stalled could still ask UCX
+     * over TCP for the memory) the memory this descriptor owns, and the buffer it borrowed, stay allocated
+     * until the connector closes instead of being freed now.
      *
      * @throws IllegalStateException while a live operation uses the descriptor
      */
@@ -361,9 +369,26 @@ public final class Descriptor implements AutoCloseable {
                 parent.releaseForSlice();
             }
         }
-        usesToEnd.values().forEach(LiveUse::close); // deregistered: the buffer may be freed now
         AutoCloseable toFree = owned;
         owned = null;
+        Consumer<AutoCloseable> keeper = memoryKeeper;
+        if (keeper != null) {
+            // A peer that stalled past the drain limit may still reach the memory: the transport keeps it
+            // (and the GPU buffer's use, and the object keeping borrowed memory alive) until its agent closes.
+            List<AutoCloseable> kept = new ArrayList<>(usesToEnd.values());
+            if (toFree != null) {
+                kept.add(toFree);
+            }
+            Object keepReachable = ref;
+            kept.add(() -> Reference.reachabilityFence(keepReachable));
+            keeper.accept(() -> {
+                for (AutoCloseable resource : kept) {
+                    resource.close();
+                }
+            });
+            return;
+        }
+        usesToEnd.values().forEach(LiveUse::close); // deregistered: the buffer may be freed now
         if (toFree != null) {
             try {
                 toFree.close();
@@ -434,15 +459,24 @@ public final class Descriptor implements AutoCloseable {
         drainingUses++;
     }
 
-    /** The transport released the memory of an operation that {@link #beginDrain() drained}. */
-    synchronized void endDrain() {
+    /**
+     * The transport released the memory of an operation that {@link #beginDrain() drained}; a non-null
+     * {@code keeper} says a stalled peer might still reach it, so {@link #close()} hands the memory to it
+     * instead of freeing it.
+     */
+    synchronized void endDrain(Consumer<AutoCloseable> keeper) {
         if (parent != null) {
-            parent.endDrain();
+            parent.endDrain(keeper);
             return;
+        }
+        if (keeper != null) {
+            memoryKeeper = keeper;
         }
         drainingUses--;
         LiveUse use = bufferUses.poll();
-        if (use != null) {
+        if (use != null && keeper != null) {
+            keeper.accept(use::close); // the borrowed GPU buffer stays unfreeable until the agent closes
+        } else if (use != null) {
             use.close();
         }
         notifyAll();

@@ -10,6 +10,7 @@ import java.util.List;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -119,6 +120,12 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     @Override
     final CompletableFuture<Void> transportReleased() {
         return window == null ? CompletableFuture.completedFuture(null) : window.released();
+    }
+
+    @Override
+    final Consumer<AutoCloseable> memoryKeeper() {
+        PassiveWindow opened = window;
+        return opened != null && opened.releasedWithoutNotification() ? opened::keepUntilAgentCloses : null;
     }
 
     @Override

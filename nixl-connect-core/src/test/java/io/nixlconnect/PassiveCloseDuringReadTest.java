@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
+import io.nixlconnect.transport.nixl.NixlDrainLimitForTests;
 import io.nixlconnect.transport.nixl.NixlSettings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -71,6 +72,51 @@ class PassiveCloseDuringReadTest {
         }
     }
 
+    /**
+     * The rest of item 1, "whatever the peer does": a reader that stops (SIGSTOP) mid-read outlasts the
+     * drain limit, so the owner's {@code Descriptor.close()} returns without the notification; then the
+     * reader resumes and asks for the rest. Over UCX TCP the owner's worker serves those requests from the
+     * raw address, so the memory must not have been freed: it is kept until the connector closes.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {EmbeddedSettings.NAME, NixlSettings.NAME})
+    void ownerSurvivesAReaderThatStallsPastTheDrainLimit(String backend) throws Exception {
+        if (backend.equals(NixlSettings.NAME)) {
+            assumeTrue(LIBRARY_DIR != null && !LIBRARY_DIR.isBlank(),
+                    "NIXL_LIBRARY_DIR is not set: run `eval \"$(.ci/nixl-setup.sh)\"` to test against a real NIXL");
+        }
+        long size = 256L << 20; // drain limit: 200 ms + 2.7 s
+        try (PeerLines owner = start("owner", backend); PeerLines reader = start("reader", backend)) {
+            owner.next("READY");
+            reader.next("READY");
+            owner.send("publish " + size);
+            String metadata = owner.next("META ").substring(5);
+            reader.send("read " + metadata);
+            reader.next("STARTED");
+            signal("STOP", reader.process());
+            try {
+                owner.send("close");
+                assertThat(owner.next("CLOSED")).startsWith("CLOSED");
+            } finally {
+                signal("CONT", reader.process());
+            }
+            reader.next("RESULT");
+            Thread.sleep(1500);
+            assertThat(owner.process().isAlive()).as("owner alive after the stalled reader resumed (exit status %s)",
+                    owner.process().isAlive() ? "-" : owner.process().exitValue()).isTrue();
+            owner.send("ping");
+            assertThat(owner.next("PONG")).isEqualTo("PONG");
+            owner.send("exit");
+            assertThat(owner.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(owner.process().exitValue()).as("owner exit status").isZero();
+        }
+    }
+
+    private static void signal(String signal, Process process) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0).as("kill -%s", signal).isTrue();
+    }
+
     private static PeerLines start(String role, String backend) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:ErrorFile=/dev/null",
@@ -95,6 +141,7 @@ class PassiveCloseDuringReadTest {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         String role = args[0];
         String backend = args[1];
+        NixlDrainLimitForTests.setBase(Duration.ofMillis(200)); // both tests: the drain limit is 200 ms + size
         try (Connector connector = connector(role, backend);
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY");
@@ -116,7 +163,7 @@ class PassiveCloseDuringReadTest {
                         out.println("CLOSED " + readable.status());
                     }
                     case "read" -> {
-                        target = Descriptor.allocate(SIZE);
+                        target = Descriptor.allocate(RdmaMetadata.fromJson(words[1]).descriptors().get(0).size());
                         ReadOperation read = connector.beginRead(RdmaMetadata.fromJson(words[1]), target);
                         out.println("STARTED");
                         read.completion().whenComplete((ok, error) -> out.println("RESULT " + read.status()));

@@ -39,4 +39,25 @@ public interface PassiveWindow extends AutoCloseable {
     default CompletableFuture<Void> released() {
         return CompletableFuture.completedFuture(null);
     }
+
+    /**
+     * Whether {@link #released()} completed at the drain limit, without the peer's notification. A peer that
+     * stalled on purpose may then still reach the memory (UCX over TCP serves any address it is asked for),
+     * so memory the caller would free must be handed to {@link #keepUntilAgentCloses} instead.
+     */
+    default boolean releasedWithoutNotification() {
+        return false;
+    }
+
+    /**
+     * Holds {@code memory} (or whatever keeps it allocated) until the agent is destroyed and no peer can
+     * reach it any more, then closes it; closes it at once if the agent already is.
+     */
+    default void keepUntilAgentCloses(AutoCloseable memory) {
+        try {
+            memory.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("Freeing memory kept for a window failed", e);
+        }
+    }
 }

@@ -66,6 +66,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
     private final Set<NixlWindow> draining = ConcurrentHashMap.newKeySet();
+    /** Memory of windows released at their drain limit, freed when the agent is destroyed. */
+    private final List<AutoCloseable> keptUntilClose = new ArrayList<>();
+    private long keptBytes; // guarded by keptUntilClose
     private final NotificationDispatcher dispatcher =
             new NotificationDispatcher(MAX_EARLY_NOTIFICATIONS, MAX_EARLY_NOTIFICATION_BYTES);
     private final ProgressLoop progress;
@@ -455,11 +458,14 @@ final class NixlAgentCore implements ProgressLoop.Work {
         long limit = drainLimitNanos(window.bytes());
         CompletableFuture.delayedExecutor(limit, TimeUnit.NANOSECONDS).execute(() -> {
             if (draining.contains(window)) {
-                log.warn("NIXL agent {}: a window of {} bytes closed before its notification is released after the"
-                        + " drain limit of {} ms without the notification", name, window.bytes(),
+                log.warn("NIXL agent {}: a window of {} bytes closed before its notification got no notification within"
+                        + " the drain limit of {} ms; its memory is deregistered but kept allocated until the agent"
+                        + " closes, as a stalled peer could still reach it over UCX TCP", name, window.bytes(),
                         TimeUnit.NANOSECONDS.toMillis(limit));
                 dispatcher.cancel(window.waiter());
-                endDrain(window);
+                if (draining.remove(window)) {
+                    window.markReleasedWithoutNotification();
+                }
             }
         });
         progress.wake();
@@ -479,6 +485,36 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     int drainingCount() {
         return draining.size();
+    }
+
+    /**
+     * Keeps the memory of a window released at its drain limit until this agent is destroyed: the UCX worker
+     * that could serve a stalled peer's late GET or PUT from it goes with the agent.
+     */
+    void keepUntilClosed(AutoCloseable memory, long bytes) {
+        lifecycle.readLock().lock();
+        try {
+            if (agent != 0) {
+                synchronized (keptUntilClose) {
+                    keptUntilClose.add(memory);
+                    keptBytes += bytes;
+                }
+                return;
+            }
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+        closeKept(List.of(memory));
+    }
+
+    private void closeKept(List<AutoCloseable> memories) {
+        for (AutoCloseable memory : memories) {
+            try {
+                memory.close();
+            } catch (Exception e) {
+                log.warn("NIXL agent {}: freeing memory kept after a drain limit failed", name, e);
+            }
+        }
     }
 
     // --- progress loop ---
@@ -588,6 +624,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("transfersByBackend", byBackend);
         details.put("windowsWaiting", dispatcher.waitingCount());
         details.put("windowsDraining", draining.size());
+        synchronized (keptUntilClose) {
+            details.put("bytesKeptAfterDrainLimit", keptBytes);
+        }
         details.put("cudaRuntime", NixlCudaSupport.cudaRuntimeStatus());
         details.put("notificationsReceived", notificationsReceived);
         details.put("notificationsBuffered", dispatcher.bufferedCount());
@@ -639,6 +678,13 @@ final class NixlAgentCore implements ProgressLoop.Work {
             lifecycle.writeLock().unlock();
             // Only now: the worker that could still serve a peer's transfer is gone.
             new ArrayList<>(draining).forEach(this::endDrain);
+            List<AutoCloseable> kept;
+            synchronized (keptUntilClose) {
+                kept = new ArrayList<>(keptUntilClose);
+                keptUntilClose.clear();
+                keptBytes = 0;
+            }
+            closeKept(kept);
             onClose.accept(this);
         }
     }

@@ -42,6 +42,8 @@ final class NixlMetadataFormat {
     static final int MEM_DRAM = 0;
     static final int MEM_VRAM = 1;
     static final int MAX_DEVICE_ID = 1 << 16;
+    /** The backend whose connection info and keys are UCX's packed formats ({@link UcxPackedFormats}). */
+    static final String UCX = "UCX";
 
     private NixlMetadataFormat() {
     }
@@ -79,7 +81,10 @@ final class NixlMetadataFormat {
                 throw new InvalidAgentMetadataException("Conns[" + i + "].t", "repeats backend '" + backend + "'");
             }
             backends.add(backend);
-            in.bytes("c", "Conns[" + i + "].c", 1, MAX_CONNECTION_INFO_BYTES);
+            ByteBuffer connectionInfo = in.bytes("c", "Conns[" + i + "].c", 1, MAX_CONNECTION_INFO_BYTES);
+            if (backend.equals(UCX)) {
+                UcxPackedFormats.validateWorkerAddress(connectionInfo, "Conns[" + i + "].c");
+            }
         }
         String marker = in.text("", "MemSection", 1, 16);
         if (!marker.equals("MemSection")) {
@@ -133,6 +138,9 @@ final class NixlMetadataFormat {
                 if (deviceId < 0 || deviceId > MAX_DEVICE_ID || memoryType == MEM_DRAM && deviceId != 0) {
                     throw new InvalidAgentMetadataException(field + ".devId", "is " + Long.toUnsignedString(deviceId)
                             + (memoryType == MEM_DRAM ? "; host memory has device 0" : "; out of range"));
+                }
+                if (backend.equals(UCX)) {
+                    UcxPackedFormats.validateRemoteKey(desc, (int) memoryType, field + ".key");
                 }
                 regions.add(new Region((int) memoryType, backend, address, length, deviceId));
             }

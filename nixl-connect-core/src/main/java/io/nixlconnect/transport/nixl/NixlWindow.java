@@ -14,7 +14,8 @@ import java.util.concurrent.CompletableFuture;
  * fragments, whenever it progresses, whether or not the memory is still registered. So a window closed
  * early keeps awaiting its notification and {@link #released()} completes only when the notification
  * arrives (the peer's transfer is over), the agent is destroyed, or the agent's drain limit passes
- * ({@link NixlAgentCore#drain}).
+ * ({@link NixlAgentCore#drain}). In the last case a peer that stalled on purpose could still reach the
+ * memory, so the memory is not freed but kept until the agent is destroyed ({@link #keepUntilAgentCloses}).
  */
 final class NixlWindow implements PassiveWindow {
 
@@ -24,6 +25,7 @@ final class NixlWindow implements PassiveWindow {
     private final CompletableFuture<Void> notified = new CompletableFuture<>();
     private final CompletableFuture<Void> released = new CompletableFuture<>();
     private boolean closed;
+    private volatile boolean releasedWithoutNotification;
 
     NixlWindow(NixlAgentCore core, NotificationDispatcher.Waiter waiter, long bytes) {
         this.core = core;
@@ -59,6 +61,22 @@ final class NixlWindow implements PassiveWindow {
     /** No peer can touch the window's regions any more. */
     void markReleased() {
         released.complete(null);
+    }
+
+    /** The drain limit passed without the notification: a stalled peer may still reach the memory. */
+    void markReleasedWithoutNotification() {
+        releasedWithoutNotification = true;
+        released.complete(null);
+    }
+
+    @Override
+    public boolean releasedWithoutNotification() {
+        return releasedWithoutNotification;
+    }
+
+    @Override
+    public void keepUntilAgentCloses(AutoCloseable memory) {
+        core.keepUntilClosed(memory, bytes);
     }
 
     /** NIXL (UCX) picks the path itself; what this side sees is that the notification came through NIXL. */

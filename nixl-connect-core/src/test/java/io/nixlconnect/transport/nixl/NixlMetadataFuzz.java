@@ -5,6 +5,8 @@ import com.sun.jna.Pointer;
 import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
+import io.nixlconnect.transport.TransferHandle;
+import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
 
@@ -18,17 +20,22 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The child JVM of {@link NixlMetadataFuzzTest}: mutates a real agent metadata blob (from a real NIXL
  * agent with two registered DRAM regions) and hands each mutation to {@link NixlAgentCore#loadRemote}
- * exactly as a peer's metadata would arrive: refused in Java, refused by NIXL, or loaded (and
- * unloaded). A mutation that crashes NIXL kills this JVM; the line {@code AT i} printed before each
- * native call names it.
+ * exactly as a peer's metadata would arrive: refused in Java, refused by NIXL, or loaded (and, in the
+ * {@code opaque} campaign, read from: 64 bytes through the endpoint and key UCX made of the mutated
+ * bytes). A mutation that crashes NIXL kills this JVM; the line {@code AT i} printed before each native
+ * call names it.
  *
  * <pre>
  * java ... NixlMetadataFuzz fuzz SEED COUNT SECONDS   → "AT i" lines, then "SUMMARY total java nixl loaded"
  * java ... NixlMetadataFuzz opaque SEED COUNT SECONDS → the same, mutating only UCX's worker address and keys
+ * java ... NixlMetadataFuzz show|show-opaque SEED I  → the differences mutation I makes to a real blob
  * java ... NixlMetadataFuzz dump FILE                 → writes a real blob to FILE
  * </pre>
  */
@@ -56,9 +63,13 @@ public final class NixlMetadataFuzz {
             out.println("DUMPED " + original.length);
             return;
         }
-        if (args[0].equals("show")) { // show SEED I: the mutation's differences from the real blob
-            byte[] mutated = mutate(original, structuralOffsets(original),
-                    new SplittableRandom(Long.parseLong(args[1]) * 1_000_003L + Integer.parseInt(args[2])));
+        if (args[0].equals("show") || args[0].equals("show-opaque")) { // show SEED I: a mutation's differences
+            SplittableRandom random = new SplittableRandom(Long.parseLong(args[1]) * 1_000_003L + Integer.parseInt(args[2]));
+            byte[] mutated = args[0].equals("show") ? mutate(original, structuralOffsets(original), random)
+                    : mutateOpaque(renamed(original, Integer.parseInt(args[2])), opaqueRanges(original), random);
+            for (int[] range : opaqueRanges(original)) {
+                out.println("OPAQUE " + range[0] + ".." + range[1]);
+            }
             out.println("LENGTH " + original.length + " -> " + mutated.length);
             for (int p = 0; p < Math.max(original.length, mutated.length); p++) {
                 int was = p < original.length ? original[p] & 0xff : -1;
@@ -74,20 +85,25 @@ public final class NixlMetadataFuzz {
         long deadline = System.nanoTime() + Long.parseLong(args[3]) * 1_000_000_000L;
         NixlMetadataFormat.validate(original); // the real blob must pass
         TransportAgent target = transport.createAgent("fuzz-target-" + ProcessHandle.current().pid());
+        Memory landingMemory = new Memory(READ_BYTES);
+        MemoryRegion landing = new MemoryRegion(Pointer.nativeValue(landingMemory), READ_BYTES, MemoryType.DRAM, 0);
+        target.registerMemory(landing);
         target.loadRemoteAgent(original);
         int[] structural = structuralOffsets(original);
         List<int[]> opaque = opaqueRanges(original);
         boolean opaqueOnly = args[0].equals("opaque");
+        Path last = System.getProperty("nixl.fuzz.last") == null ? null : Path.of(System.getProperty("nixl.fuzz.last"));
+        if (last != null) {
+            Files.write(Path.of(last + ".original"), original);
+        }
         int total = 0;
         int refusedInJava = 0;
         int refusedByNixl = 0;
         int loaded = 0;
         for (int i = 0; i < count && System.nanoTime() < deadline; i++) {
             SplittableRandom random = new SplittableRandom(seed * 1_000_003L + i);
-            byte[] mutated = opaqueOnly ? mutateOpaque(original, opaque, random) : mutate(original, structural, random);
-            if (!opaqueOnly && touchesOpaque(original, mutated, opaque)) {
-                continue; // "fuzz" covers NIXL's framing; UCX's own blobs are "opaque" (docs/nixl.md)
-            }
+            byte[] mutated = opaqueOnly ? mutateOpaque(renamed(original, i), opaque, random)
+                    : mutate(original, structural, random);
             total++;
             try {
                 NixlMetadataFormat.validate(mutated);
@@ -96,9 +112,15 @@ public final class NixlMetadataFuzz {
                 continue;
             }
             out.println("AT " + i);
+            if (last != null) { // -Dnixl.fuzz.last=FILE keeps the blob about to be loaded, to replay a crash
+                Files.write(last, mutated);
+            }
             try {
-                target.loadRemoteAgent(mutated);
+                String peer = target.loadRemoteAgent(mutated);
                 loaded++;
+                if (opaqueOnly) { // the endpoint and keys UCX made from the mutated bytes are used too
+                    readFrom(target, landing, peer, Pointer.nativeValue(first), out);
+                }
             } catch (InvalidAgentMetadataException e) {
                 refusedInJava++;
             } catch (TransportException e) {
@@ -108,7 +130,39 @@ public final class NixlMetadataFuzz {
         target.close();
         source.close();
         transport.close();
+        out.println("TRANSFERS " + transfers[0] + " completed, " + transfers[1] + " failed, " + transfers[2]
+                + " timed out");
         out.println("SUMMARY " + total + " " + refusedInJava + " " + refusedByNixl + " " + loaded);
+    }
+
+    private static final int READ_BYTES = 64;
+    /** Completed, failed, timed out. */
+    private static final int[] transfers = new int[3];
+
+    /** READs 64 bytes of the source's first region through the peer loaded from mutated metadata. */
+    private static void readFrom(TransportAgent target, MemoryRegion landing, String peer, long address,
+            PrintStream out) {
+        TransferHandle handle;
+        try {
+            handle = target.postTransfer(TransferOp.READ, List.of(landing), peer,
+                    List.of(new MemoryRegion(address, READ_BYTES, MemoryType.DRAM, 0)),
+                    "fuzz".getBytes(StandardCharsets.US_ASCII));
+        } catch (TransportException e) {
+            transfers[1]++;
+            return;
+        }
+        try {
+            handle.completion().get(2, TimeUnit.SECONDS);
+            transfers[0]++;
+        } catch (TimeoutException e) {
+            handle.cancel();
+            transfers[2]++;
+        } catch (ExecutionException e) {
+            transfers[1]++;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /**
@@ -156,19 +210,19 @@ public final class NixlMetadataFuzz {
         return offsets.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    /** Whether a same-length mutation changed a byte inside an opaque range (a length change counts as framing). */
-    static boolean touchesOpaque(byte[] original, byte[] mutated, List<int[]> opaque) {
-        if (mutated.length != original.length) {
-            return false;
+    /**
+     * The blob under an agent name of the same length unique to mutation {@code i}, so that each mutation is
+     * a first load (UCX creates an endpoint and unpacks the keys) rather than a replacement of one peer.
+     */
+    static byte[] renamed(byte[] original, int i) {
+        byte[] blob = original.clone();
+        int nameAt = "nixlSerDes|Agent".length() + Long.BYTES;
+        int length = (int) ByteBuffer.wrap(blob, nameAt - Long.BYTES, Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        String suffix = Integer.toString(i, 36);
+        for (int k = 0; k < suffix.length() && k < length; k++) {
+            blob[nameAt + length - 1 - k] = (byte) suffix.charAt(suffix.length() - 1 - k);
         }
-        for (int[] range : opaque) {
-            for (int p = range[0]; p < range[1]; p++) {
-                if (original[p] != mutated[p]) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return blob;
     }
 
     /** Changes 1 to 4 bytes inside the UCX worker address or a remote key, keeping NIXL's framing intact. */

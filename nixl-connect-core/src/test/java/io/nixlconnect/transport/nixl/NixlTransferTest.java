@@ -32,6 +32,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -599,6 +600,7 @@ class NixlTransferTest {
                 key("early-close")).completion().get(30, TimeUnit.SECONDS);
         window.released().get(30, TimeUnit.SECONDS);
         assertThat(((NixlAgent) passive).core().drainingCount()).isZero();
+        assertThat(window.releasedWithoutNotification()).as("the peer's transfer is over").isFalse();
     }
 
     @Test
@@ -623,10 +625,39 @@ class NixlTransferTest {
             window.close();
             assertThat(window.released()).isNotDone();
             window.released().get(10, TimeUnit.SECONDS);
+            assertThat(window.releasedWithoutNotification()).isTrue();
         } finally {
             NixlAgentCore.drainBaseNanos = base;
         }
         assertThat(NixlAgentCore.drainLimitNanos(1L << 30)).isEqualTo(base + 10_737_418_240L);
+    }
+
+    /**
+     * A window released at its drain limit may still be reached by a peer that stalled on purpose (UCX TCP
+     * serves any address): the memory handed to the window is kept until the agent is destroyed.
+     */
+    @Test
+    void memoryOfAWindowReleasedAtTheDrainLimitIsKeptUntilTheAgentCloses() throws Exception {
+        long base = NixlAgentCore.drainBaseNanos;
+        NixlAgentCore.drainBaseNanos = TimeUnit.MILLISECONDS.toNanos(100);
+        try {
+            Memory remote = buffer(4096, 2);
+            register(passive, remote);
+            PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("stalled"));
+            window.close();
+            window.released().get(10, TimeUnit.SECONDS);
+            AtomicBoolean freed = new AtomicBoolean();
+            window.keepUntilAgentCloses(() -> freed.set(true));
+            assertThat(freed).as("kept while the agent lives").isFalse();
+            assertThat(passive.details()).containsEntry("bytesKeptAfterDrainLimit", 4096L);
+            passive.close();
+            assertThat(freed).as("freed once the agent is destroyed").isTrue();
+            AtomicBoolean late = new AtomicBoolean();
+            window.keepUntilAgentCloses(() -> late.set(true));
+            assertThat(late).as("freed at once after the agent is gone").isTrue();
+        } finally {
+            NixlAgentCore.drainBaseNanos = base;
+        }
     }
 
     @Test
