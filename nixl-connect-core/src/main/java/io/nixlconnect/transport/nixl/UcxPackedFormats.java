@@ -276,9 +276,6 @@ final class UcxPackedFormats {
     static void validateRemoteKey(ByteBuffer key, int nixlMemoryType, String field) {
         Cursor in = new Cursor(key, field, "UCX remote key");
         long mdMap = in.u64("md map");
-        if (mdMap == 0) {
-            throw in.invalid("md map", "is 0: the key names no memory domain");
-        }
         int memoryType = in.u8("memory type");
         if (memoryType >= MEMORY_TYPES) {
             throw in.invalid("memory type", "is " + memoryType + "; UCX knows 0 to " + (MEMORY_TYPES - 1));
@@ -296,8 +293,13 @@ final class UcxPackedFormats {
                 in.skip(in.u8("md[" + md + "] key length"), "md[" + md + "] key");
             }
         }
-        // UCX >= 1.20 always packs the system device; when it is known, UCX reads distances up to a
-        // terminator with no end bound, so the terminator must be inside the key.
+        if (mdMap == 0) {
+            // Memory no transport needs a key for (e.g. UCX_TLS=tcp): UCX packs md map and type only.
+            in.end();
+            return;
+        }
+        // UCX >= 1.20 always packs the system device of a non-empty key; when it is known, UCX reads
+        // distances up to a terminator with no end bound, so the terminator must be inside the key.
         int sysDevice = in.u8("system device");
         if (sysDevice != SYS_DEVICE_UNKNOWN) {
             int distance = 0;

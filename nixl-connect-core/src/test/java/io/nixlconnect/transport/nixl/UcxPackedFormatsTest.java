@@ -29,7 +29,7 @@ class UcxPackedFormatsTest {
     @ParameterizedTest
     @ValueSource(strings = {"ucx-two-dram-regions.bin", "ucx-address-v1-all-transports.bin",
             "ucx-address-v2-all-transports.bin", "ucx-address-v1-debug-info.bin", "ucx-address-v2-debug-info.bin",
-            "ucx-address-v1-tcp-self.bin"})
+            "ucx-address-v1-tcp-self.bin", "ucx-address-v1-tcp-only.bin"})
     void realAgentMetadataFromUcxIsAccepted(String name) throws Exception {
         NixlMetadataFormat.Parsed parsed = NixlMetadataFormat.validate(resource(name));
         assertThat(parsed.regions()).hasSize(2);
@@ -245,9 +245,14 @@ class UcxPackedFormatsTest {
     }
 
     @Test
-    void aKeyNamingNoMemoryDomainIsRefused() {
-        ByteBuffer key = new Address().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(0).buffer();
-        assertThat(keyRefusal(key, NixlMetadataFormat.MEM_DRAM)).contains("md map is 0");
+    void aKeyNamingNoMemoryDomainIsMapAndTypeOnly() {
+        // What UCX packs when no transport needs a key (UCX_TLS=tcp): no system device follows.
+        assertThat(keyRefusal(new Address().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(0).buffer(), NixlMetadataFormat.MEM_DRAM))
+                .isNull();
+        assertThat(keyRefusal(new Address().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(0, 0xff).buffer(), NixlMetadataFormat.MEM_DRAM))
+                .contains("end 1 byte(s) follow");
+        assertThat(keyRefusal(new Address().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(12).buffer(), NixlMetadataFormat.MEM_DRAM))
+                .contains("memory type is 12");
     }
 
     @Test
