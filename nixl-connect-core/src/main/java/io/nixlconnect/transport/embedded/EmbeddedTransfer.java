@@ -26,6 +26,8 @@ final class EmbeddedTransfer implements TransferHandle {
     private final TransferOp op;
     private final List<MemoryRegion> local;
     private final EmbeddedMetadata peer;
+    /** The peer's agent name in UTF-8, as every request carries it. */
+    private final byte[] peerAgent;
     private final long[] remoteAddresses;
     private final long[] lengths;
     private final byte[] notification;
@@ -39,11 +41,12 @@ final class EmbeddedTransfer implements TransferHandle {
     private volatile String path;
 
     EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, EmbeddedMetadata peer,
-            List<MemoryRegion> remote, byte[] notification) {
+            byte[] peerAgent, List<MemoryRegion> remote, byte[] notification) {
         this.agent = agent;
         this.op = op;
         this.local = List.copyOf(local);
         this.peer = peer;
+        this.peerAgent = peerAgent;
         this.remoteAddresses = new long[remote.size()];
         this.lengths = new long[remote.size()];
         for (int i = 0; i < remote.size(); i++) {
@@ -161,8 +164,7 @@ final class EmbeddedTransfer implements TransferHandle {
         boolean read = op == TransferOp.READ;
         path = SameHostPeer.TCP;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(read ? Wire.READ : Wire.WRITE, peer.agent(), notification,
-                    remoteAddresses, lengths));
+            Wire.writeRequest(ch, read ? Wire.READ : Wire.WRITE, peerAgent, notification, remoteAddresses, lengths);
             expectOk(ch, " refused by the peer: ");
         } catch (IOException e) {
             // The peer has not answered, so it touched no memory: on a reused connection this is worth a retry.
@@ -177,7 +179,7 @@ final class EmbeddedTransfer implements TransferHandle {
             }
         }
         if (read) {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), notification, new long[0], new long[0]));
+            Wire.writeRequest(ch, Wire.NOTIFY, peerAgent, notification);
             expectOk(ch, ": data read, but the notification was refused: ");
         } else {
             expectOk(ch, ": data written, but the peer reported: ");
@@ -212,7 +214,7 @@ final class EmbeddedTransfer implements TransferHandle {
         StringBuilder refused = new StringBuilder();
         Wire.Grant grant;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.READ_GRANT, peer.agent(), notification, remoteAddresses, lengths));
+            Wire.writeRequest(ch, Wire.READ_GRANT, peerAgent, notification, remoteAddresses, lengths);
             grant = Wire.readGrant(ch, refused);
         } catch (IOException e) {
             throw cancelled ? e : new StaleConnectionException(e, false); // unanswered: the peer touched nothing
@@ -255,7 +257,7 @@ final class EmbeddedTransfer implements TransferHandle {
         StringBuilder declined = new StringBuilder();
         SameHostIdentity identity;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.IDENTIFY, peer.agent(), notification, new long[0], new long[0]));
+            Wire.writeRequest(ch, Wire.IDENTIFY, peerAgent, notification);
             identity = Wire.readHello(ch, declined);
         } catch (IOException e) {
             if (cancelled) {
