@@ -213,6 +213,27 @@ class NixlMetadataCodecTest {
     }
 
     @Test
+    void anEnvelopeDecodedBeforeStillHonoursASmallerBound() {
+        byte[] data = TestData.random(1000);
+        String encoded = NixlMetadataCodec.encode(data);
+        NixlMetadataCodec.validate(encoded, 1000); // remembered from here on
+        assertThat(NixlMetadataCodec.decode(encoded, 1000)).isEqualTo(data);
+        assertThat(refused(encoded, 999).getMessage()).contains("more than 999 bytes");
+        assertThatThrownBy(() -> NixlMetadataCodec.validate(encoded, 999)).isInstanceOf(InvalidMetadataException.class)
+                .hasMessageContaining("more than 999 bytes");
+    }
+
+    @Test
+    void decodingAnEnvelopeAgainReturnsAFreshCopy() {
+        byte[] data = TestData.random(300);
+        String encoded = NixlMetadataCodec.encode(data);
+        byte[] first = NixlMetadataCodec.decode(encoded, LIMIT);
+        Arrays.fill(first, (byte) 0);
+        byte[] second = NixlMetadataCodec.decode(new String(encoded.toCharArray()), LIMIT); // equal text, other object
+        assertThat(second).isEqualTo(data).isNotSameAs(first);
+    }
+
+    @Test
     void boundAppliesToHexToo() {
         String hex = HexFormat.of().formatHex(zlib(new byte[100_000]));
         assertThat(refused(hex, 50_000).getMessage()).contains("more than 50000 bytes");
