@@ -31,7 +31,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     private final long totalBytes;
     private final AtomicReference<OperationStatus> status = new AtomicReference<>(OperationStatus.UNINITIALIZED);
     private final CompletableFuture<Void> done = new CompletableFuture<>();
-    private final List<RegistrationCache.Lease> leases = new ArrayList<>();
+    private final List<RegistrationCache.Lease> leases;
     private final long startNanos = System.nanoTime();
     private volatile long endNanos;
     private volatile Throwable failure;
@@ -49,6 +49,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         this.connection = connector.connection();
         this.kind = kind;
         this.localDescriptors = List.copyOf(localDescriptors);
+        this.leases = new ArrayList<>(localDescriptors.size());
         this.notificationKey = notificationKey;
         this.deviceKind = localDescriptors.get(0).device().kind();
         long total = 0;

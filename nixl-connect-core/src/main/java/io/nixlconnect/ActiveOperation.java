@@ -87,9 +87,10 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         acquireLocal();
         try {
             remote = new Remote(connection, agentMetadata);
-            List<MemoryRegion> local = new ArrayList<>();
-            List<MemoryRegion> peer = new ArrayList<>();
-            for (int i = 0; i < localDescriptors().size(); i++) {
+            int pairs = localDescriptors().size();
+            List<MemoryRegion> local = new ArrayList<>(pairs);
+            List<MemoryRegion> peer = new ArrayList<>(pairs);
+            for (int i = 0; i < pairs; i++) {
                 local.add(localDescriptors().get(i).region());
                 SerializedDescriptor remoteDescriptor = remoteMetadata.descriptors().get(i);
                 peer.add(Descriptor.region(remoteDescriptor.toDevice(), remoteDescriptor.ptr(), remoteDescriptor.size()));
