@@ -60,6 +60,23 @@ final class NixlMetadataCodec {
         return known != null && known.encoded().equals(encoded) ? known : null;
     }
 
+    /**
+     * The remembered envelope whose text is {@code text[start, end)}, or null: lets a parser reuse that string instead
+     * of copying the text out again (the slot is found by the same hash {@link String#hashCode()} gives).
+     */
+    static String recentEnvelope(String text, int start, int end) {
+        int hash = 0;
+        for (int i = start; i < end; i++) {
+            hash = 31 * hash + text.charAt(i);
+        }
+        Decoded known = RECENT.get(hash & (RECENT_SLOTS - 1));
+        if (known == null) {
+            return null;
+        }
+        String encoded = known.encoded();
+        return encoded.length() == end - start && text.regionMatches(start, encoded, 0, end - start) ? encoded : null;
+    }
+
     private static void remember(String encoded, byte[] bytes) {
         RECENT.set(encoded.hashCode() & (RECENT_SLOTS - 1), new Decoded(encoded, bytes));
     }
