@@ -139,8 +139,11 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
      * io.nixlconnect.transport.PassiveWindow#released()}); until then the registrations are kept.
      */
     CompletableFuture<Void> transportReleased() {
-        return CompletableFuture.completedFuture(null);
+        return RELEASED;
     }
+
+    /** Already complete, shared: only ever asked whether it is done. */
+    private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
 
     final void setStatus(OperationStatus newStatus) {
         status.set(newStatus);

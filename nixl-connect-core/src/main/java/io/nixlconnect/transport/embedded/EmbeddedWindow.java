@@ -100,6 +100,15 @@ final class EmbeddedWindow implements PassiveWindow {
         notifyAll();
     }
 
+    /** Already complete, shared: the embedded window is released when {@link #close()} returns. */
+    private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
+
+    /** Complete: {@link #close()} returns only once no server thread is inside and every granted peer reported. */
+    @Override
+    public CompletableFuture<Void> released() {
+        return RELEASED;
+    }
+
     @Override
     public String path() {
         return path;
