@@ -203,6 +203,10 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         return new TransferException(terminal, message, cause);
     }
 
+    /** Called by {@link #waitForCompletion()} before it blocks; the active side may move its bytes right here. */
+    void beforeWaiting() {
+    }
+
     /** Releases what the subclass holds in the transport (transfer handle, window). */
     abstract void releaseTransport();
 
@@ -276,6 +280,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public void waitForCompletion() {
+        beforeWaiting();
         try {
             done.get();
         } catch (InterruptedException e) {

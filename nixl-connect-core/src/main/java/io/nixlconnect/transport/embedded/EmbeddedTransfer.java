@@ -39,6 +39,8 @@ final class EmbeddedTransfer implements TransferHandle {
     private volatile Link channel;
     private volatile Thread worker;
     private volatile String path;
+    /** How the pool handed this transfer to its workers; null while it waits in the queue for a connection. */
+    private volatile PeerPool.Dispatch dispatch;
 
     EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, EmbeddedMetadata peer,
             byte[] peerAgent, List<MemoryRegion> remote, byte[] notification) {
@@ -74,6 +76,19 @@ final class EmbeddedTransfer implements TransferHandle {
     @Override
     public CompletableFuture<Void> completion() {
         return completion;
+    }
+
+    void dispatched(PeerPool.Dispatch handedOver) {
+        dispatch = handedOver;
+    }
+
+    /** Runs the transfer here if no worker has picked it up yet (see {@link PeerPool.Dispatch}). */
+    @Override
+    public void runOnWaitingThread() {
+        PeerPool.Dispatch handedOver = dispatch;
+        if (handedOver != null) {
+            handedOver.runHere();
+        }
     }
 
     @Override
