@@ -1,5 +1,7 @@
 package io.nixlconnect;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -7,12 +9,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * What every {@link Operation} has: its book-keeping with the connector, local registrations, the status
@@ -29,7 +28,8 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     private final String notificationKey;
     private final DeviceKind deviceKind;
     private final long totalBytes;
-    private final AtomicReference<OperationStatus> status = new AtomicReference<>(OperationStatus.UNINITIALIZED);
+    // Plain volatile fields updated through VarHandles: an Atomic* wrapper each was one more object per operation.
+    private volatile OperationStatus status = OperationStatus.UNINITIALIZED;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     private final List<RegistrationCache.Lease> leases;
     private final long startNanos = System.nanoTime();
@@ -42,7 +42,29 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     static final int NEW = 0;
     static final int COUNTED = 1;
     static final int ENDED = 2;
-    final AtomicInteger tracking = new AtomicInteger(NEW);
+    private volatile int tracking = NEW;
+    private static final VarHandle STATUS;
+    private static final VarHandle TRACKING;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STATUS = lookup.findVarHandle(AbstractOperation.class, "status", OperationStatus.class);
+            TRACKING = lookup.findVarHandle(AbstractOperation.class, "tracking", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Moves the book-keeping state from {@code expected} to {@code next}; false if it was not {@code expected}. */
+    final boolean compareAndSetTracking(int expected, int next) {
+        return TRACKING.compareAndSet(this, expected, next);
+    }
+
+    /** Sets the book-keeping state, returning the previous one. */
+    final int getAndSetTracking(int next) {
+        return (int) TRACKING.getAndSet(this, next);
+    }
 
     AbstractOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, String notificationKey) {
         this.connector = connector;
@@ -146,11 +168,14 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
 
     final void setStatus(OperationStatus newStatus) {
-        status.set(newStatus);
+        status = newStatus;
     }
 
-    /** Counted down once the thread that ended the operation has released (or started draining) its resources. */
-    private final CountDownLatch resourcesHandedBack = new CountDownLatch(1);
+    /**
+     * Set, under the {@code leases} monitor that also guards the release, once the thread that ended the operation has
+     * released (or started draining) its resources; a latch for this was two more objects per operation.
+     */
+    private boolean resourcesHandedBack; // guarded by leases
     private volatile Thread finishingThread;
 
     /**
@@ -162,11 +187,11 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     final boolean finish(OperationStatus terminal, Throwable cause) {
         OperationStatus current;
         do {
-            current = status.get();
+            current = status;
             if (current.isTerminal()) {
                 return false;
             }
-        } while (!status.compareAndSet(current, terminal));
+        } while (!STATUS.compareAndSet(this, current, terminal));
         finishingThread = Thread.currentThread();
         endNanos = System.nanoTime();
         failure = cause;
@@ -183,7 +208,10 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 released.whenComplete((ignored, error) -> releaseLocal());
             }
             connector.operationEnded(this);
-            resourcesHandedBack.countDown();
+            synchronized (leases) {
+                resourcesHandedBack = true;
+                leases.notifyAll();
+            }
         }
         if (terminal == OperationStatus.COMPLETE) {
             done.complete(null);
@@ -217,7 +245,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public OperationStatus status() {
-        return status.get();
+        return status;
     }
 
     @Override
@@ -318,12 +346,13 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     private void awaitResourcesHandedBack() {
         boolean interrupted = false;
-        while (true) {
-            try {
-                resourcesHandedBack.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
+        synchronized (leases) {
+            while (!resourcesHandedBack) {
+                try {
+                    leases.wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
             }
         }
         if (interrupted) {
