@@ -8,7 +8,6 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,13 +32,6 @@ final class EmbeddedAgent implements TransportAgent {
     private final Map<NotificationKey, EmbeddedWindow> windowsByNotification = new ConcurrentHashMap<>();
     private final Set<EmbeddedTransfer> transfers = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
-
-    /**
-     * A loaded peer: its decoded metadata, the bytes it was loaded from (to recognise them when loaded again without
-     * decoding them again) and its agent name in UTF-8 (as every request to it carries it).
-     */
-    private record LoadedPeer(EmbeddedMetadata metadata, byte[] loadedFrom, byte[] agentName) {
-    }
 
     EmbeddedTransport transport() {
         return transport;
@@ -122,7 +114,7 @@ final class EmbeddedAgent implements TransportAgent {
             return last.metadata().agent(); // the same bytes decode to the same peer, still loaded
         }
         EmbeddedMetadata peer = EmbeddedMetadata.decode(peerMetadata);
-        LoadedPeer loaded = new LoadedPeer(peer, peerMetadata.clone(), peer.agent().getBytes(StandardCharsets.UTF_8));
+        LoadedPeer loaded = LoadedPeer.of(peer, peerMetadata);
         remotes.put(peer.agent(), loaded); // a changed peer replaces its old entry
         lastLoaded = loaded;
         return peer.agent();
@@ -161,8 +153,7 @@ final class EmbeddedAgent implements TransportAgent {
                         + region.length() + " bytes) is not registered with agent '" + name + "'");
             }
         }
-        EmbeddedTransfer transfer = new EmbeddedTransfer(this, op, local, peer.metadata(), peer.agentName(), remote,
-                notification);
+        EmbeddedTransfer transfer = new EmbeddedTransfer(this, op, local, peer, remote, notification);
         transfers.add(transfer);
         transfer.completion().whenComplete((ignored, error) -> transfers.remove(transfer));
         transport.submit(transfer);

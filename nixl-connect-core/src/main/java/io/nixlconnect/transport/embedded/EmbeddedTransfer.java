@@ -28,6 +28,8 @@ final class EmbeddedTransfer implements TransferHandle {
     private final EmbeddedMetadata peer;
     /** The peer's agent name in UTF-8, as every request carries it. */
     private final byte[] peerAgent;
+    /** The peer's {@code host:port}: its connection pool's key. */
+    private final String endpoint;
     private final long[] remoteAddresses;
     private final long[] lengths;
     private final byte[] notification;
@@ -42,13 +44,14 @@ final class EmbeddedTransfer implements TransferHandle {
     /** How the pool handed this transfer to its workers; null while it waits in the queue for a connection. */
     private volatile PeerPool.Dispatch dispatch;
 
-    EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, EmbeddedMetadata peer,
-            byte[] peerAgent, List<MemoryRegion> remote, byte[] notification) {
+    EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, LoadedPeer peer,
+            List<MemoryRegion> remote, byte[] notification) {
         this.agent = agent;
         this.op = op;
         this.local = List.copyOf(local);
-        this.peer = peer;
-        this.peerAgent = peerAgent;
+        this.peer = peer.metadata();
+        this.peerAgent = peer.agentName();
+        this.endpoint = peer.endpoint();
         this.remoteAddresses = new long[remote.size()];
         this.lengths = new long[remote.size()];
         for (int i = 0; i < remote.size(); i++) {
@@ -58,8 +61,9 @@ final class EmbeddedTransfer implements TransferHandle {
         this.notification = notification.clone();
     }
 
-    EmbeddedMetadata peer() {
-        return peer;
+    /** The peer's {@code host:port}. */
+    String endpoint() {
+        return endpoint;
     }
 
     @Override
@@ -70,7 +74,7 @@ final class EmbeddedTransfer implements TransferHandle {
     /** {@code transport=embedded}, {@code backend=tcp} (its one path) and the peer's {@code host:port}. */
     @Override
     public java.util.Map<String, Object> attributes() {
-        return java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", peer.host() + ":" + peer.port());
+        return java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint);
     }
 
     @Override

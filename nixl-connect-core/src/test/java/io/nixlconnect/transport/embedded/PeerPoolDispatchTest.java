@@ -71,7 +71,7 @@ class PeerPoolDispatchTest {
     private static EmbeddedTransfer transfer(EmbeddedAgent agent, ServedMemory served, MemoryRegion local, long remote,
             byte[] credential) {
         return new EmbeddedTransfer(agent, TransferOp.READ, List.of(local),
-                new EmbeddedMetadata("passive", "127.0.0.1", served.port()), RawPeer.utf8("passive"),
+                LoadedPeer.of(new EmbeddedMetadata("passive", "127.0.0.1", served.port()), new byte[0]),
                 List.of(new MemoryRegion(remote, 4096, MemoryType.DRAM, 0)), credential);
     }
 }
