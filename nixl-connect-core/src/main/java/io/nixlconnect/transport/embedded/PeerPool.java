@@ -50,7 +50,8 @@ final class PeerPool {
     /**
      * A transfer handed to the workers with the connection it is to use. Whoever claims it first runs it: a worker,
      * or the thread that waits for the transfer ({@link EmbeddedTransfer#runOnWaitingThread()}), which then spares
-     * the hand-off to the worker and the worker's wake-up call back. Claiming also takes the connection.
+     * the hand-off to the worker and the worker's wake-up call back. Claiming also takes the connection. It extends
+     * {@link AtomicBoolean} (the claim) to be one object per transfer, not two; it is never serialized.
      */
     final class Dispatch extends AtomicBoolean implements Runnable {
         private static final long serialVersionUID = 1L;
