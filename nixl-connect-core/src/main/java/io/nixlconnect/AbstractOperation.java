@@ -1,5 +1,7 @@
 package io.nixlconnect;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -7,13 +9,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.function.Consumer;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * What every {@link Operation} has: its book-keeping with the connector, local registrations, the status
@@ -30,9 +29,10 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     private final String notificationKey;
     private final DeviceKind deviceKind;
     private final long totalBytes;
-    private final AtomicReference<OperationStatus> status = new AtomicReference<>(OperationStatus.UNINITIALIZED);
+    // Plain volatile fields updated through VarHandles: an Atomic* wrapper each was one more object per operation.
+    private volatile OperationStatus status = OperationStatus.UNINITIALIZED;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
-    private final List<RegistrationCache.Lease> leases = new ArrayList<>();
+    private final List<RegistrationCache.Lease> leases;
     private final long startNanos = System.nanoTime();
     private volatile long endNanos;
     private volatile Throwable failure;
@@ -43,13 +43,36 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     static final int NEW = 0;
     static final int COUNTED = 1;
     static final int ENDED = 2;
-    final AtomicInteger tracking = new AtomicInteger(NEW);
+    private volatile int tracking = NEW;
+    private static final VarHandle STATUS;
+    private static final VarHandle TRACKING;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STATUS = lookup.findVarHandle(AbstractOperation.class, "status", OperationStatus.class);
+            TRACKING = lookup.findVarHandle(AbstractOperation.class, "tracking", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Moves the book-keeping state from {@code expected} to {@code next}; false if it was not {@code expected}. */
+    final boolean compareAndSetTracking(int expected, int next) {
+        return TRACKING.compareAndSet(this, expected, next);
+    }
+
+    /** Sets the book-keeping state, returning the previous one. */
+    final int getAndSetTracking(int next) {
+        return (int) TRACKING.getAndSet(this, next);
+    }
 
     AbstractOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, String notificationKey) {
         this.connector = connector;
         this.connection = connector.connection();
         this.kind = kind;
         this.localDescriptors = List.copyOf(localDescriptors);
+        this.leases = new ArrayList<>(localDescriptors.size());
         this.notificationKey = notificationKey;
         this.deviceKind = localDescriptors.get(0).device().kind();
         long total = 0;
@@ -140,8 +163,11 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
      * io.nixlconnect.transport.PassiveWindow#released()}); until then the registrations are kept.
      */
     CompletableFuture<Void> transportReleased() {
-        return CompletableFuture.completedFuture(null);
+        return RELEASED;
     }
+
+    /** Already complete, shared: only ever asked whether it is done. */
+    private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
 
     /**
      * Once {@link #transportReleased()} completed: null when no peer can reach the memory any more, else
@@ -152,11 +178,14 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     }
 
     final void setStatus(OperationStatus newStatus) {
-        status.set(newStatus);
+        status = newStatus;
     }
 
-    /** Counted down once the thread that ended the operation has released (or started draining) its resources. */
-    private final CountDownLatch resourcesHandedBack = new CountDownLatch(1);
+    /**
+     * Set, under the {@code leases} monitor that also guards the release, once the thread that ended the operation has
+     * released (or started draining) its resources; a latch for this was two more objects per operation.
+     */
+    private boolean resourcesHandedBack; // guarded by leases
     private volatile Thread finishingThread;
 
     /**
@@ -168,11 +197,11 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     final boolean finish(OperationStatus terminal, Throwable cause) {
         OperationStatus current;
         do {
-            current = status.get();
+            current = status;
             if (current.isTerminal()) {
                 return false;
             }
-        } while (!status.compareAndSet(current, terminal));
+        } while (!STATUS.compareAndSet(this, current, terminal));
         finishingThread = Thread.currentThread();
         endNanos = System.nanoTime();
         failure = cause;
@@ -189,7 +218,10 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 released.whenComplete((ignored, error) -> releaseLocal());
             }
             connector.operationEnded(this);
-            resourcesHandedBack.countDown();
+            synchronized (leases) {
+                resourcesHandedBack = true;
+                leases.notifyAll();
+            }
         }
         if (terminal == OperationStatus.COMPLETE) {
             done.complete(null);
@@ -210,6 +242,10 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         return new TransferException(terminal, message, cause);
     }
 
+    /** Called by {@link #waitForCompletion()} before it blocks; the active side may move its bytes right here. */
+    void beforeWaiting() {
+    }
+
     /** Releases what the subclass holds in the transport (transfer handle, window). */
     abstract void releaseTransport();
 
@@ -220,7 +256,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public OperationStatus status() {
-        return status.get();
+        return status;
     }
 
     @Override
@@ -289,6 +325,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public void waitForCompletion() {
+        beforeWaiting();
         try {
             done.get();
         } catch (InterruptedException e) {
@@ -327,12 +364,13 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     private void awaitResourcesHandedBack() {
         boolean interrupted = false;
-        while (true) {
-            try {
-                resourcesHandedBack.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
+        synchronized (leases) {
+            while (!resourcesHandedBack) {
+                try {
+                    leases.wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
             }
         }
         if (interrupted) {

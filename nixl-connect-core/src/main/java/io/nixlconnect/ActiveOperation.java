@@ -17,6 +17,9 @@ import java.util.Map;
  */
 public abstract sealed class ActiveOperation extends AbstractOperation permits ReadOperation, WriteOperation {
 
+    /** Largest transfer the waiting thread runs itself (see {@link #beforeWaiting()}). */
+    static final long RUN_ON_WAITING_THREAD_MAX_BYTES = 64 * 1024;
+
     private final RdmaMetadata remoteMetadata;
     private volatile Remote remote;
     private volatile TransferHandle handle;
@@ -87,9 +90,10 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         acquireLocal();
         try {
             remote = new Remote(connection, agentMetadata);
-            List<MemoryRegion> local = new ArrayList<>();
-            List<MemoryRegion> peer = new ArrayList<>();
-            for (int i = 0; i < localDescriptors().size(); i++) {
+            int pairs = localDescriptors().size();
+            List<MemoryRegion> local = new ArrayList<>(pairs);
+            List<MemoryRegion> peer = new ArrayList<>(pairs);
+            for (int i = 0; i < pairs; i++) {
                 local.add(localDescriptors().get(i).region());
                 SerializedDescriptor remoteDescriptor = remoteMetadata.descriptors().get(i);
                 peer.add(Descriptor.region(remoteDescriptor.toDevice(), remoteDescriptor.ptr(), remoteDescriptor.size()));
@@ -116,6 +120,20 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         }
         handle.completion().whenComplete((ignored, error) -> finish(
                 error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+    }
+
+    /**
+     * A small transfer no transport thread has started yet runs on the waiting thread itself: it would only block
+     * meanwhile, and two thread hand-offs are a large part of a small operation's time. Not for large transfers (an
+     * interrupt of the waiting thread would close the connection they stream over) nor for timed waits (the caller
+     * must get control back at its deadline).
+     */
+    @Override
+    void beforeWaiting() {
+        TransferHandle posted = handle;
+        if (posted != null && totalBytes() <= RUN_ON_WAITING_THREAD_MAX_BYTES && !Thread.currentThread().isInterrupted()) {
+            posted.runOnWaitingThread();
+        }
     }
 
     @Override

@@ -27,6 +27,17 @@ final class CompactJson {
         if (!plain(nixlMetadata) || !plain(notificationKey)) {
             return null;
         }
+        if (descriptors.size() == 1) {
+            SerializedDescriptor only = descriptors.get(0);
+            if (!plain(only.device())) {
+                return null;
+            }
+            // One concatenation: javac's string concatenation sizes the result exactly and allocates only it, where a
+            // builder allocated its buffer and then the string's copy. Most operations publish one descriptor.
+            return "{\"descriptors\":[{\"device\":\"" + only.device() + "\",\"ptr\":" + only.ptr() + ",\"size\":"
+                    + only.size() + "}],\"nixl_metadata\":\"" + nixlMetadata + "\",\"notification_key\":\""
+                    + notificationKey + "\",\"operation_kind\":" + operationKind + "}";
+        }
         StringBuilder json = new StringBuilder(96 + 64 * descriptors.size() + nixlMetadata.length()
                 + notificationKey.length());
         json.append("{\"descriptors\":[");
@@ -114,7 +125,7 @@ final class CompactJson {
                         return null;
                     }
                 } else if (nixlMetadata == null && key("nixl_metadata")) {
-                    if ((nixlMetadata = string()) == null) {
+                    if ((nixlMetadata = envelope()) == null) {
                         return null;
                     }
                 } else if (notificationKey == null && key("notification_key")) {
@@ -194,22 +205,42 @@ final class CompactJson {
             return string();
         }
 
-        private String string() {
-            if (!next('"')) {
+        /**
+         * The {@code nixl_metadata} string: a peer's envelope repeats in every operation it publishes, so when the
+         * codec decoded this exact text lately, its string is returned instead of a new copy.
+         */
+        private String envelope() {
+            int start = position + 1;
+            int end = stringEnd();
+            if (end < 0) {
                 return null;
             }
-            int start = position;
+            String known = NixlMetadataCodec.recentEnvelope(json, start, end);
+            return known != null ? known : json.substring(start, end);
+        }
+
+        private String string() {
+            int start = position + 1;
+            int end = stringEnd();
+            return end < 0 ? null : json.substring(start, end);
+        }
+
+        /** Moves past a string of printable ASCII without escapes; the index of its closing quote, or -1. */
+        private int stringEnd() {
+            if (!next('"')) {
+                return -1;
+            }
             while (position < json.length()) {
                 char c = json.charAt(position);
                 if (c == '"') {
-                    return json.substring(start, position++);
+                    return position++;
                 }
                 if (c < 0x20 || c > 0x7E || c == '\\') {
-                    return null;
+                    return -1;
                 }
                 position++;
             }
-            return null;
+            return -1;
         }
 
         /**

@@ -214,7 +214,7 @@ public final class Connector implements AutoCloseable {
             throw e;
         }
         inFlight.add(operation);
-        if (operation.tracking.compareAndSet(AbstractOperation.NEW, AbstractOperation.COUNTED)) {
+        if (operation.compareAndSetTracking(AbstractOperation.NEW, AbstractOperation.COUNTED)) {
             notifyListeners(operation, true);
         } else {
             // It ended before we counted it: settle its books here, as operationEnded left them to us.
@@ -231,7 +231,7 @@ public final class Connector implements AutoCloseable {
 
     /** Called exactly once per operation when it reaches a terminal status. */
     void operationEnded(AbstractOperation operation) {
-        if (operation.tracking.getAndSet(AbstractOperation.ENDED) == AbstractOperation.COUNTED) {
+        if (operation.getAndSetTracking(AbstractOperation.ENDED) == AbstractOperation.COUNTED) {
             inFlight.remove(operation);
             inFlightCount.decrementAndGet();
             notifyListeners(operation, false);

@@ -42,6 +42,8 @@ public final class Descriptor implements AutoCloseable {
     private final long ptr;
     private final long size;
     private final boolean remote;
+    /** This memory as the transport sees it, made once (every operation on the descriptor asks for it). */
+    private MemoryRegion region;
     /** Keeps the caller's buffer reachable while we hold its address. */
     private final Object ref;
     /** Memory this descriptor frees on close: its own allocation, or a GPU buffer handed over with {@link #owning}. */
@@ -401,7 +403,11 @@ public final class Descriptor implements AutoCloseable {
     // --- used by operations -------------------------------------------------------------------------
 
     MemoryRegion region() {
-        return region(device, ptr, size);
+        MemoryRegion made = region;
+        if (made == null) {
+            region = made = region(device, ptr, size); // immutable: a racing thread at worst makes an equal one
+        }
+        return made;
     }
 
     /** What is registered for this descriptor: its own region, or for a slice the whole original's. */

@@ -65,6 +65,9 @@ public final class Device {
         if (device == null) {
             throw new IllegalArgumentException("Device must not be null");
         }
+        if (device.equals("cpu")) {
+            return CPU; // what nearly every descriptor names: no normalising, no search
+        }
         String text = device.strip().toLowerCase(Locale.ROOT);
         String[] names = {"cuda", "gpu", "xpu", "cpu", "host"};
         DeviceKind[] kinds = {DeviceKind.CUDA, DeviceKind.CUDA, DeviceKind.XPU, DeviceKind.HOST, DeviceKind.HOST};

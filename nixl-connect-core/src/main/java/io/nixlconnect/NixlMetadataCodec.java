@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
 import java.util.zip.Inflater;
@@ -27,6 +28,13 @@ final class NixlMetadataCodec {
     /** Codecs kept for reuse; beyond that many at once, extra ones are created and ended per call. */
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
     private static final ArrayBlockingQueue<Zlib> POOL = new ArrayBlockingQueue<>(POOL_SIZE);
+    /**
+     * Envelopes decoded lately, one per slot by hash. A peer's metadata repeats in every operation it publishes, and
+     * each one's envelope was decoded twice (checked when parsed, decoded when the read starts): an exact match of the
+     * text is answered from here. Only envelopes that inflate within one work buffer are remembered.
+     */
+    private static final int RECENT_SLOTS = 16;
+    private static final AtomicReferenceArray<Decoded> RECENT = new AtomicReferenceArray<>(RECENT_SLOTS);
 
     private NixlMetadataCodec() {
     }
@@ -41,6 +49,36 @@ final class NixlMetadataCodec {
             deflater.end();
             inflater.end();
         }
+    }
+
+    /** An envelope and what it decodes to (never handed out: callers get copies). */
+    private record Decoded(String encoded, byte[] bytes) {
+    }
+
+    private static Decoded recent(String encoded) {
+        Decoded known = RECENT.get(encoded.hashCode() & (RECENT_SLOTS - 1));
+        return known != null && known.encoded().equals(encoded) ? known : null;
+    }
+
+    /**
+     * The remembered envelope whose text is {@code text[start, end)}, or null: lets a parser reuse that string instead
+     * of copying the text out again (the slot is found by the same hash {@link String#hashCode()} gives).
+     */
+    static String recentEnvelope(String text, int start, int end) {
+        int hash = 0;
+        for (int i = start; i < end; i++) {
+            hash = 31 * hash + text.charAt(i);
+        }
+        Decoded known = RECENT.get(hash & (RECENT_SLOTS - 1));
+        if (known == null) {
+            return null;
+        }
+        String encoded = known.encoded();
+        return encoded.length() == end - start && text.regionMatches(start, encoded, 0, end - start) ? encoded : null;
+    }
+
+    private static void remember(String encoded, byte[] bytes) {
+        RECENT.set(encoded.hashCode() & (RECENT_SLOTS - 1), new Decoded(encoded, bytes));
     }
 
     private static Zlib take() {
@@ -95,15 +133,36 @@ final class NixlMetadataCodec {
 
     /** Decodes and inflates, refusing anything that would inflate beyond {@code maxBytes}. */
     static byte[] decode(String encoded, int maxBytes) {
-        return inflate(compressed(encoded), maxBytes, true);
+        Decoded known = recent(encoded);
+        if (known != null) {
+            if (known.bytes().length > maxBytes) {
+                throw tooLarge(maxBytes);
+            }
+            return known.bytes().clone();
+        }
+        byte[] bytes = inflate(compressed(encoded), maxBytes, true);
+        if (bytes.length <= BUFFER_BYTES) {
+            remember(encoded, bytes.clone());
+        }
+        return bytes;
     }
 
     /**
-     * Checks that {@code encoded} decodes and inflates to 1..{@code maxBytes} bytes, keeping none of them (the
-     * inflated bytes pass through the pooled work buffer).
+     * Checks that {@code encoded} decodes and inflates to 1..{@code maxBytes} bytes, keeping none of them beyond one
+     * work buffer (larger outputs pass through the pooled buffer, overwriting it).
      */
     static void validate(String encoded, int maxBytes) {
-        inflate(compressed(encoded), maxBytes, false);
+        Decoded known = recent(encoded);
+        if (known != null) {
+            if (known.bytes().length > maxBytes) {
+                throw tooLarge(maxBytes);
+            }
+            return;
+        }
+        byte[] bytes = inflate(compressed(encoded), maxBytes, false);
+        if (bytes != null) {
+            remember(encoded, bytes);
+        }
     }
 
     private static byte[] compressed(String encoded) {
@@ -151,7 +210,8 @@ final class NixlMetadataCodec {
 
     /**
      * Inflates, refusing more than {@code maxBytes}: into the result when {@code keep}, else only counting (the
-     * work buffer is overwritten round after round, so a large valid document costs no more than its buffer).
+     * work buffer is overwritten round after round, so a large valid document costs no more than its buffer) and
+     * returning the bytes only when they fit in the work buffer (null otherwise).
      */
     private static byte[] inflate(byte[] compressed, int maxBytes, boolean keep) {
         Zlib zlib = take();
@@ -184,7 +244,7 @@ final class NixlMetadataCodec {
             if (total == 0) {
                 throw new InvalidMetadataException(FIELD, "inflates to no bytes");
             }
-            return keep ? Arrays.copyOf(zlib.buffer, length) : null;
+            return keep || total == length ? Arrays.copyOf(zlib.buffer, length) : null;
         } catch (DataFormatException e) {
             throw new InvalidMetadataException(FIELD, "is not zlib-compressed data: " + e.getMessage(), e);
         } finally {

@@ -3,21 +3,47 @@ package io.nixlconnect;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
- * What may be written down about a notification key instead of the key. On the embedded transport the key is the
- * window's credential (a bearer token for its memory until the operation ends), so it never goes into a
- * {@code toString()}, an exception message, a log line or an observation: those carry its fingerprint, the first
- * 48 bits of its SHA-256 in hex. Both sides of a transfer compute the same fingerprint, so it still ties their
- * logs and spans together; it cannot be turned back into a 128-bit random key, nor presented in its place.
+ * Notification keys, and what may be written down about one instead of the key.
+ *
+ * <p>A key is 128 bits from {@link SecureRandom}, as 32 lowercase hex digits. The bits are drawn for 64 keys at a
+ * time: each {@code nextBytes} call of the platform's generator costs the same buffers and digest whatever its
+ * length, and every passive operation needs a key. Bytes are zeroed once handed out.
+ *
+ * <p>On the embedded transport the key is the window's credential (a bearer token for its memory until the
+ * operation ends), so it never goes into a {@code toString()}, an exception message, a log line or an observation:
+ * those carry its fingerprint, the first 48 bits of its SHA-256 in hex. Both sides of a transfer compute the same
+ * fingerprint, so it still ties their logs and spans together; it cannot be turned back into a 128-bit random key,
+ * nor presented in its place.
  */
 final class NotificationKeys {
 
+    static final int KEY_BYTES = 16;
     /** Hex digits of a fingerprint. */
     static final int FINGERPRINT_LENGTH = 12;
+    private static final int BLOCK_BYTES = 64 * KEY_BYTES;
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final byte[] BLOCK = new byte[BLOCK_BYTES];
+    private static int used = BLOCK_BYTES; // guarded by BLOCK
 
     private NotificationKeys() {
+    }
+
+    static String next() {
+        synchronized (BLOCK) {
+            if (used == BLOCK_BYTES) {
+                RANDOM.nextBytes(BLOCK);
+                used = 0;
+            }
+            String key = HexFormat.of().formatHex(BLOCK, used, used + KEY_BYTES);
+            Arrays.fill(BLOCK, used, used + KEY_BYTES, (byte) 0);
+            used += KEY_BYTES;
+            return key;
+        }
     }
 
     static String fingerprint(String notificationKey) {

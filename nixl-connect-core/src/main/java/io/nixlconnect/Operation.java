@@ -80,7 +80,9 @@ public sealed interface Operation extends AutoCloseable permits AbstractOperatio
     CompletableFuture<Void> completion();
 
     /**
-     * Blocks until the operation ends.
+     * Blocks until the operation ends. An active operation of at most 64 KiB that no transport thread has started
+     * yet is run by the calling thread itself (it would only wait meanwhile, and small operations are mostly thread
+     * hand-offs); an interrupt while it runs there ends the operation ERRORED, as the interrupted socket closes.
      *
      * @throws TransferException if it errored (also at its own time limit: then a {@link TransferTimeoutException})
      *                           or was cancelled, or the thread was interrupted

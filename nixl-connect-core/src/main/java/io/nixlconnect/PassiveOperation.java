@@ -7,8 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -18,8 +16,6 @@ import java.util.function.Consumer;
  * COMPLETE, CANCELLED (closed first) or ERRORED (passive timeout).
  */
 public abstract sealed class PassiveOperation extends AbstractOperation permits ReadableOperation, WritableOperation {
-
-    private static final SecureRandom KEYS = new SecureRandom();
 
     private final PassiveWindow window;
     private final int peers;
@@ -69,9 +65,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
      * memory (a random UUID has only 122).
      */
     private static String newNotificationKey() {
-        byte[] key = new byte[16];
-        KEYS.nextBytes(key);
-        return HexFormat.of().formatHex(key);
+        return NotificationKeys.next();
     }
 
     /**

@@ -213,6 +213,42 @@ class NixlMetadataCodecTest {
     }
 
     @Test
+    void anEnvelopeDecodedBeforeStillHonoursASmallerBound() {
+        byte[] data = TestData.random(1000);
+        String encoded = NixlMetadataCodec.encode(data);
+        NixlMetadataCodec.validate(encoded, 1000); // remembered from here on
+        assertThat(NixlMetadataCodec.decode(encoded, 1000)).isEqualTo(data);
+        assertThat(refused(encoded, 999).getMessage()).contains("more than 999 bytes");
+        assertThatThrownBy(() -> NixlMetadataCodec.validate(encoded, 999)).isInstanceOf(InvalidMetadataException.class)
+                .hasMessageContaining("more than 999 bytes");
+    }
+
+    @Test
+    void decodingAnEnvelopeAgainReturnsAFreshCopy() {
+        byte[] data = TestData.random(300);
+        String encoded = NixlMetadataCodec.encode(data);
+        byte[] first = NixlMetadataCodec.decode(encoded, LIMIT);
+        Arrays.fill(first, (byte) 0);
+        byte[] second = NixlMetadataCodec.decode(new String(encoded.toCharArray()), LIMIT); // equal text, other object
+        assertThat(second).isEqualTo(data).isNotSameAs(first);
+    }
+
+    @Test
+    void aParserReusesARememberedEnvelopeOnlyForExactlyItsText() {
+        String encoded = NixlMetadataCodec.encode(TestData.random(200));
+        NixlMetadataCodec.validate(encoded, LIMIT);
+        String document = "{\"nixl_metadata\":\"" + encoded + "\"}";
+        int start = document.indexOf(encoded);
+        assertThat(NixlMetadataCodec.recentEnvelope(document, start, start + encoded.length())).isSameAs(encoded);
+        // Same slot (the last character 16 higher keeps the hash's low bits), other text: not that string.
+        char last = encoded.charAt(encoded.length() - 1);
+        String sameSlot = encoded.substring(0, encoded.length() - 1) + (char) (last < 'a' ? last + 16 : last - 16);
+        assertThat(sameSlot.hashCode() & 15).isEqualTo(encoded.hashCode() & 15);
+        assertThat(NixlMetadataCodec.recentEnvelope(sameSlot, 0, sameSlot.length())).isNull();
+        assertThat(NixlMetadataCodec.recentEnvelope(document, start, start + encoded.length() - 1)).isNull();
+    }
+
+    @Test
     void boundAppliesToHexToo() {
         String hex = HexFormat.of().formatHex(zlib(new byte[100_000]));
         assertThat(refused(hex, 50_000).getMessage()).contains("more than 50000 bytes");

@@ -33,6 +33,15 @@ public interface TransferHandle {
     }
 
     /**
+     * Called by a thread about to block until this transfer ends: a backend that has not started the transfer on a
+     * thread of its own yet may run it on the calling thread instead, which saves two thread hand-offs (waking a
+     * transport thread, and that thread waking the caller). Returns once the transfer has ended, or at once when the
+     * backend leaves it to its own threads. Default: nothing.
+     */
+    default void runOnWaitingThread() {
+    }
+
+    /**
      * Stops the transfer and releases its resources. When this returns, the backend no longer touches
      * the local memory of the transfer. Does nothing once the transfer has ended.
      */

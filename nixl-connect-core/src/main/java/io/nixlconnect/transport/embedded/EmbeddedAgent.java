@@ -8,6 +8,7 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,7 +25,9 @@ final class EmbeddedAgent implements TransportAgent {
     private final byte[] metadata;
     private final AtomicLong registrationIds = new AtomicLong();
     private final Map<Long, MemoryRegion> registered = new ConcurrentHashMap<>();
-    private final Map<String, EmbeddedMetadata> remotes = new ConcurrentHashMap<>();
+    private final Map<String, LoadedPeer> remotes = new ConcurrentHashMap<>();
+    /** The peer loaded last: every active operation loads its peer, nearly always the same one as before. */
+    private volatile LoadedPeer lastLoaded;
     private final List<EmbeddedWindow> windows = new CopyOnWriteArrayList<>();
     private final Map<NotificationKey, EmbeddedWindow> windowsByNotification = new ConcurrentHashMap<>();
     private final Set<EmbeddedTransfer> transfers = ConcurrentHashMap.newKeySet();
@@ -105,8 +108,15 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public String loadRemoteAgent(byte[] peerMetadata) {
         ensureOpen();
+        LoadedPeer last = lastLoaded;
+        if (last != null && Arrays.equals(last.loadedFrom(), peerMetadata)
+                && remotes.get(last.metadata().agent()) == last) {
+            return last.metadata().agent(); // the same bytes decode to the same peer, still loaded
+        }
         EmbeddedMetadata peer = EmbeddedMetadata.decode(peerMetadata);
-        remotes.put(peer.agent(), peer); // a changed peer replaces its old entry
+        LoadedPeer loaded = LoadedPeer.of(peer, peerMetadata);
+        remotes.put(peer.agent(), loaded); // a changed peer replaces its old entry
+        lastLoaded = loaded;
         return peer.agent();
     }
 
@@ -120,7 +130,7 @@ final class EmbeddedAgent implements TransportAgent {
     public TransferHandle postTransfer(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
             List<MemoryRegion> remote, byte[] notification) {
         ensureOpen();
-        EmbeddedMetadata peer = remotes.get(remoteAgentName);
+        LoadedPeer peer = remotes.get(remoteAgentName);
         if (peer == null) {
             throw new TransportException("Remote agent '" + remoteAgentName + "' is not loaded on agent '" + name + "'");
         }
@@ -173,7 +183,7 @@ final class EmbeddedAgent implements TransportAgent {
             }
         }
         requireCredential(notification);
-        NotificationKey key = new NotificationKey(notification);
+        NotificationKey key = NotificationKey.copyOf(notification);
         EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key, notifications);
         if (windowsByNotification.putIfAbsent(key, window) != null) {
             // Without the key: it is the window's credential.
@@ -201,7 +211,7 @@ final class EmbeddedAgent implements TransportAgent {
 
     /** As {@link #enter(TransferOp, byte[], Link)}; {@code grant}: for a peer's direct copy (see EmbeddedWindow). */
     EmbeddedWindow enter(TransferOp access, byte[] credential, Link link, boolean grant) {
-        EmbeddedWindow window = windowsByNotification.get(new NotificationKey(credential));
+        EmbeddedWindow window = windowsByNotification.get(NotificationKey.lookup(credential));
         if (window == null || window.access() != access || !window.enter(link, grant)) {
             return null;
         }
@@ -213,7 +223,7 @@ final class EmbeddedAgent implements TransportAgent {
      * window leaves the table when it closes, after its last notification.
      */
     EmbeddedWindow claim(byte[] notification) {
-        EmbeddedWindow window = windowsByNotification.get(new NotificationKey(notification));
+        EmbeddedWindow window = windowsByNotification.get(NotificationKey.lookup(notification));
         return window != null && window.claim() ? window : null;
     }
 

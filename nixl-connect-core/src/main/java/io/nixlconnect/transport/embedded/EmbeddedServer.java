@@ -205,9 +205,10 @@ final class EmbeddedServer {
             connection.link = link;
             while (true) {
                 connection.awaitRequest();
-                Wire.Head head;
+                Wire.Head head = connection.head;
+                boolean more;
                 try {
-                    head = Wire.readHead(link);
+                    more = Wire.readHead(link, head);
                 } catch (Wire.UnexpectedHelloException e) {
                     PeerAuthentication.refuseUnexpectedHello(link);
                     return;
@@ -215,7 +216,7 @@ final class EmbeddedServer {
                     Wire.writeError(link, e.getMessage()); // version 1 reads responses the same way
                     return;
                 }
-                if (head == null || !connection.beginRequest()) {
+                if (!more || !connection.beginRequest()) {
                     return;
                 }
                 if (!handle(connection, link, head)) {
@@ -283,7 +284,7 @@ final class EmbeddedServer {
             return head.count() == 0;
         }
         try {
-            Ranges ranges = new Ranges(window);
+            Ranges ranges = connection.ranges.reset(window);
             if (!Wire.readRanges(link, head.count(), ranges)) {
                 refuse(link, access);
                 return false;
@@ -329,7 +330,7 @@ final class EmbeddedServer {
         }
         boolean copied;
         try {
-            Ranges ranges = new Ranges(window);
+            Ranges ranges = connection.ranges.reset(window);
             if (!Wire.readRanges(link, head.count(), ranges)) {
                 refuse(link, TransferOp.READ);
                 return false;
@@ -437,15 +438,26 @@ final class EmbeddedServer {
         }
     }
 
-    /** A request's ranges, checked against the window one by one as they arrive; storage grows with what arrived. */
+    /**
+     * A request's ranges, checked against the window one by one as they arrive; storage grows with what arrived.
+     * One per connection, {@link #reset} for each request (a small request's ranges then cost no allocation); storage
+     * grown beyond {@link #KEPT} ranges by a large request is not kept for the next.
+     */
     private static final class Ranges implements Wire.RangeSink {
-        private final EmbeddedWindow window;
-        private long[] addresses = new long[16];
-        private long[] lengths = new long[16];
+        private static final int KEPT = 16;
+        private EmbeddedWindow window;
+        private long[] addresses = new long[KEPT];
+        private long[] lengths = new long[KEPT];
         private int size;
 
-        Ranges(EmbeddedWindow window) {
+        Ranges reset(EmbeddedWindow window) {
             this.window = window;
+            size = 0;
+            if (addresses.length > KEPT) {
+                addresses = new long[KEPT];
+                lengths = new long[KEPT];
+            }
+            return this;
         }
 
         @Override
@@ -478,6 +490,9 @@ final class EmbeddedServer {
         final Set<EmbeddedWindow> unfinished = ConcurrentHashMap.newKeySet();
         /** Why the connection ended, for the windows it leaves unfinished. */
         volatile String dropReason = "the peer closed the connection";
+        /** The request being served and its ranges, reused from request to request (only the serving thread uses them). */
+        final Wire.Head head = new Wire.Head();
+        final Ranges ranges = new Ranges();
 
         static final int WAITING = 0;
         static final int IN_REQUEST = 1;

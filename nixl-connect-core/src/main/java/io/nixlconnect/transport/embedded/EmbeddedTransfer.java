@@ -26,6 +26,10 @@ final class EmbeddedTransfer implements TransferHandle {
     private final TransferOp op;
     private final List<MemoryRegion> local;
     private final EmbeddedMetadata peer;
+    /** The peer's agent name in UTF-8, as every request carries it. */
+    private final byte[] peerAgent;
+    /** The peer's {@code host:port}: its connection pool's key. */
+    private final String endpoint;
     private final long[] remoteAddresses;
     private final long[] lengths;
     private final byte[] notification;
@@ -37,13 +41,17 @@ final class EmbeddedTransfer implements TransferHandle {
     private volatile Link channel;
     private volatile Thread worker;
     private volatile String path;
+    /** How the pool handed this transfer to its workers; null while it waits in the queue for a connection. */
+    private volatile PeerPool.Dispatch dispatch;
 
-    EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, EmbeddedMetadata peer,
+    EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, LoadedPeer peer,
             List<MemoryRegion> remote, byte[] notification) {
         this.agent = agent;
         this.op = op;
         this.local = List.copyOf(local);
-        this.peer = peer;
+        this.peer = peer.metadata();
+        this.peerAgent = peer.agentName();
+        this.endpoint = peer.endpoint();
         this.remoteAddresses = new long[remote.size()];
         this.lengths = new long[remote.size()];
         for (int i = 0; i < remote.size(); i++) {
@@ -53,8 +61,9 @@ final class EmbeddedTransfer implements TransferHandle {
         this.notification = notification.clone();
     }
 
-    EmbeddedMetadata peer() {
-        return peer;
+    /** The peer's {@code host:port}. */
+    String endpoint() {
+        return endpoint;
     }
 
     @Override
@@ -65,12 +74,25 @@ final class EmbeddedTransfer implements TransferHandle {
     /** {@code transport=embedded}, {@code backend=tcp} (its one path) and the peer's {@code host:port}. */
     @Override
     public java.util.Map<String, Object> attributes() {
-        return java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", peer.host() + ":" + peer.port());
+        return java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint);
     }
 
     @Override
     public CompletableFuture<Void> completion() {
         return completion;
+    }
+
+    void dispatched(PeerPool.Dispatch handedOver) {
+        dispatch = handedOver;
+    }
+
+    /** Runs the transfer here if no worker has picked it up yet (see {@link PeerPool.Dispatch}). */
+    @Override
+    public void runOnWaitingThread() {
+        PeerPool.Dispatch handedOver = dispatch;
+        if (handedOver != null) {
+            handedOver.runHere();
+        }
     }
 
     @Override
@@ -161,8 +183,7 @@ final class EmbeddedTransfer implements TransferHandle {
         boolean read = op == TransferOp.READ;
         path = SameHostPeer.TCP;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(read ? Wire.READ : Wire.WRITE, peer.agent(), notification,
-                    remoteAddresses, lengths));
+            Wire.writeRequest(ch, read ? Wire.READ : Wire.WRITE, peerAgent, notification, remoteAddresses, lengths);
             expectOk(ch, " refused by the peer: ");
         } catch (IOException e) {
             // The peer has not answered, so it touched no memory: on a reused connection this is worth a retry.
@@ -177,7 +198,7 @@ final class EmbeddedTransfer implements TransferHandle {
             }
         }
         if (read) {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.NOTIFY, peer.agent(), notification, new long[0], new long[0]));
+            Wire.writeRequest(ch, Wire.NOTIFY, peerAgent, notification);
             expectOk(ch, ": data read, but the notification was refused: ");
         } else {
             expectOk(ch, ": data written, but the peer reported: ");
@@ -212,7 +233,7 @@ final class EmbeddedTransfer implements TransferHandle {
         StringBuilder refused = new StringBuilder();
         Wire.Grant grant;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.READ_GRANT, peer.agent(), notification, remoteAddresses, lengths));
+            Wire.writeRequest(ch, Wire.READ_GRANT, peerAgent, notification, remoteAddresses, lengths);
             grant = Wire.readGrant(ch, refused);
         } catch (IOException e) {
             throw cancelled ? e : new StaleConnectionException(e, false); // unanswered: the peer touched nothing
@@ -255,7 +276,7 @@ final class EmbeddedTransfer implements TransferHandle {
         StringBuilder declined = new StringBuilder();
         SameHostIdentity identity;
         try {
-            Wire.writeFully(ch, Wire.encodeRequest(Wire.IDENTIFY, peer.agent(), notification, new long[0], new long[0]));
+            Wire.writeRequest(ch, Wire.IDENTIFY, peerAgent, notification);
             identity = Wire.readHello(ch, declined);
         } catch (IOException e) {
             if (cancelled) {

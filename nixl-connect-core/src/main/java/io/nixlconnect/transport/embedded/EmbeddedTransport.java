@@ -141,15 +141,16 @@ final class EmbeddedTransport implements Transport {
     }
 
     void submit(EmbeddedTransfer transfer) {
-        EmbeddedMetadata peer = transfer.peer();
-        peers.computeIfAbsent(peer.host() + ":" + peer.port(),
-                key -> new PeerPool(settings.maxConnectionsPerPeer(), workers, new SameHostPeer(sameHostCopyDisabled())))
-                .submit(transfer);
+        PeerPool pool = peers.get(transfer.endpoint()); // a lookup first: computeIfAbsent's lambda is an object per call
+        if (pool == null) {
+            pool = peers.computeIfAbsent(transfer.endpoint(), key -> new PeerPool(settings.maxConnectionsPerPeer(), workers,
+                    new SameHostPeer(sameHostCopyDisabled())));
+        }
+        pool.submit(transfer);
     }
 
     void dequeue(EmbeddedTransfer transfer) {
-        EmbeddedMetadata peer = transfer.peer();
-        PeerPool pool = peers.get(peer.host() + ":" + peer.port());
+        PeerPool pool = peers.get(transfer.endpoint());
         if (pool != null) {
             pool.remove(transfer);
         }

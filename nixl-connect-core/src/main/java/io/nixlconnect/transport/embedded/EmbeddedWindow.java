@@ -6,9 +6,7 @@ import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -27,7 +25,9 @@ final class EmbeddedWindow implements PassiveWindow {
     private final List<MemoryRegion> regions;
     private final NotificationKey notification;
     private final CompletableFuture<Void> notified = new CompletableFuture<>();
-    private final Set<Link> inside = new HashSet<>();
+    // Links streaming inside now: a list, as there are rarely more than one or two (a set's table and nodes were
+    // allocated for every operation); a link enters at most once at a time, so removal by identity is exact.
+    private final List<Link> inside = new ArrayList<>(2);
     private int granted;
     private final int expected;
     private int received;
@@ -100,6 +100,15 @@ final class EmbeddedWindow implements PassiveWindow {
         notifyAll();
     }
 
+    /** Already complete, shared: the embedded window is released when {@link #close()} returns. */
+    private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
+
+    /** Complete: {@link #close()} returns only once no server thread is inside and every granted peer reported. */
+    @Override
+    public CompletableFuture<Void> released() {
+        return RELEASED;
+    }
+
     @Override
     public String path() {
         return path;
@@ -167,7 +176,7 @@ final class EmbeddedWindow implements PassiveWindow {
                 return;
             }
             closed = true;
-            toAbort = new ArrayList<>(inside);
+            toAbort = inside.isEmpty() ? List.of() : new ArrayList<>(inside);
         }
         agent.windowClosed(this);
         for (Link link : toAbort) {

@@ -17,8 +17,15 @@ import javax.net.ssl.SSLSocket;
  */
 abstract class Link implements AutoCloseable {
 
+    /** Bytes of the reusable buffer each link keeps for message heads and answers (a request head with the longest names fits). */
+    static final int SCRATCH_BYTES = 4096;
+
     final SocketChannel channel;
     private volatile long lastProgressNanos = System.nanoTime();
+    // A link is used by one thread at a time (a pooled client connection by the worker running its transfer, a
+    // server connection by its handler), so the heads and answers of every message can share one buffer instead
+    // of a new one each (several per small operation).
+    private final ByteBuffer scratch = ByteBuffer.allocate(SCRATCH_BYTES);
 
     Link(SocketChannel channel) {
         this.channel = channel;
@@ -30,6 +37,18 @@ abstract class Link implements AutoCloseable {
 
     static Link tls(SocketChannel channel, SSLSocket socket) throws IOException {
         return new Tls(channel, socket);
+    }
+
+    /**
+     * A cleared buffer of {@code capacity} bytes (its limit) for one message; the link's own when it fits, else a new
+     * one for this message only (so a rare large message does not make every link keep a large buffer). Valid until
+     * the next call: the caller must be the one thread using the link.
+     */
+    ByteBuffer scratch(int capacity) {
+        if (capacity > SCRATCH_BYTES) {
+            return ByteBuffer.allocate(capacity);
+        }
+        return scratch.clear().limit(capacity);
     }
 
     /** Reads what is available into {@code buffer}, blocking for at least one byte; -1 at end of stream. */

@@ -3,10 +3,25 @@ package io.nixlconnect.transport.embedded;
 import java.util.Arrays;
 
 /** Notification bytes (a window's credential) as a map key. */
-record NotificationKey(byte[] bytes) {
+final class NotificationKey {
 
-    NotificationKey {
-        bytes = bytes.clone();
+    private final byte[] bytes;
+
+    private NotificationKey(byte[] bytes) {
+        this.bytes = bytes;
+    }
+
+    /** A key that owns a copy of {@code bytes}: what a window is stored under. */
+    static NotificationKey copyOf(byte[] bytes) {
+        return new NotificationKey(bytes.clone());
+    }
+
+    /**
+     * A key over {@code bytes} without copying them, for one map lookup by the thread that owns the array (a
+     * connection's credential buffer is refilled by its next request): never stored.
+     */
+    static NotificationKey lookup(byte[] bytes) {
+        return new NotificationKey(bytes);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.nixlconnect.transport.embedded;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Connections to one peer endpoint: at most {@code max} at once, idle ones reused, transfers beyond the
@@ -41,7 +42,46 @@ final class PeerPool {
                 return;
             }
         }
-        executor.execute(() -> drive(transfer, channel));
+        Dispatch dispatch = new Dispatch(transfer, channel);
+        transfer.dispatched(dispatch);
+        executor.execute(dispatch);
+    }
+
+    /**
+     * A transfer handed to the workers with the connection it is to use. Whoever claims it first runs it: a worker,
+     * or the thread that waits for the transfer ({@link EmbeddedTransfer#runOnWaitingThread()}), which then spares
+     * the hand-off to the worker and the worker's wake-up call back. Claiming also takes the connection. It extends
+     * {@link AtomicBoolean} (the claim) to be one object per transfer, not two; it is never serialized.
+     */
+    final class Dispatch extends AtomicBoolean implements Runnable {
+        private static final long serialVersionUID = 1L;
+        private final transient EmbeddedTransfer transfer;
+        private final transient Link channel;
+
+        Dispatch(EmbeddedTransfer transfer, Link channel) {
+            this.transfer = transfer;
+            this.channel = channel;
+        }
+
+        /** A worker: runs the transfer, then the transfers queued for a connection, unless the waiter claimed it. */
+        @Override
+        public void run() {
+            if (compareAndSet(false, true)) {
+                drive(transfer, channel);
+            }
+        }
+
+        /** The waiting thread: runs this one transfer if no worker has claimed it, and hands the connection on. */
+        void runHere() {
+            if (!compareAndSet(false, true)) {
+                return;
+            }
+            Link current = transfer.run(channel, sameHost);
+            EmbeddedTransfer next = next(current);
+            if (next != null) {
+                executor.execute(() -> drive(next, current)); // the caller goes back to its own work
+            }
+        }
     }
 
     private void drive(EmbeddedTransfer first, Link channel) {
@@ -49,18 +89,22 @@ final class PeerPool {
         Link current = channel;
         while (transfer != null) {
             current = transfer.run(current, sameHost);
-            synchronized (this) {
-                transfer = waiting.poll();
-                if (transfer == null) {
-                    if (current != null && !closed) {
-                        idle.push(current);
-                    } else {
-                        open--;
-                        close(current);
-                    }
-                }
+            transfer = next(current);
+        }
+    }
+
+    /** After a transfer on {@code current} (null: dropped): the next queued transfer to run on it, or null (parked). */
+    private synchronized EmbeddedTransfer next(Link current) {
+        EmbeddedTransfer transfer = waiting.poll();
+        if (transfer == null) {
+            if (current != null && !closed) {
+                idle.push(current);
+            } else {
+                open--;
+                close(current);
             }
         }
+        return transfer;
     }
 
     synchronized void remove(EmbeddedTransfer transfer) {

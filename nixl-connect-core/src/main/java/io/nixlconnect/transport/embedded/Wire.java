@@ -5,6 +5,7 @@ import io.nixlconnect.transport.MemoryType;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * The embedded transport's protocol, big-endian over one connection (plain TCP, or TLS) at a time. When a
@@ -63,14 +64,74 @@ final class Wire {
     private Wire() {
     }
 
-    /** A request's fixed-size head and names; the ranges follow on the link. */
-    record Head(byte type, String agent, byte[] credential, int count) {
+    private static final long[] NO_RANGES = new long[0];
+
+    /**
+     * A request's fixed-size head and names; the ranges follow on the link. A server connection reads every request
+     * into the same object: the agent name is kept as long as it repeats, the credential array is refilled when its
+     * length repeats. Its values are valid until the next {@link #readHead}.
+     */
+    static final class Head {
+        private byte type;
+        private int count;
+        private String agent;
+        private byte[] agentBytes = new byte[0];
+        private byte[] credential = new byte[0];
+
+        byte type() {
+            return type;
+        }
+
+        String agent() {
+            return agent;
+        }
+
+        /** Refilled by the next request on the connection: use it for this request only, never keep it. */
+        byte[] credential() {
+            return credential;
+        }
+
+        int count() {
+            return count;
+        }
+
+        private void names(byte[] names, int nameLength, int credentialLength) {
+            if (!Arrays.equals(agentBytes, 0, agentBytes.length, names, 0, nameLength)) {
+                agentBytes = Arrays.copyOf(names, nameLength);
+                agent = new String(agentBytes, StandardCharsets.UTF_8);
+            }
+            if (credential.length != credentialLength) {
+                credential = new byte[credentialLength];
+            }
+            System.arraycopy(names, nameLength, credential, 0, credentialLength);
+        }
     }
 
     static ByteBuffer encodeRequest(byte type, String agent, byte[] credential, long[] addresses, long[] lengths) {
         byte[] name = agent.getBytes(StandardCharsets.UTF_8);
+        return encodeRequest(ByteBuffer.allocate(requestBytes(name, credential, addresses.length)), type, name,
+                credential, addresses, lengths);
+    }
+
+    /** Sends a request, encoded in the link's scratch buffer. {@code agent}: the peer agent's name in UTF-8. */
+    static void writeRequest(Link link, byte type, byte[] agent, byte[] credential, long[] addresses, long[] lengths)
+            throws IOException {
+        link.writeFully(encodeRequest(link.scratch(requestBytes(agent, credential, addresses.length)), type, agent,
+                credential, addresses, lengths));
+    }
+
+    /** Sends a request without ranges (NOTIFY, IDENTIFY). */
+    static void writeRequest(Link link, byte type, byte[] agent, byte[] credential) throws IOException {
+        writeRequest(link, type, agent, credential, NO_RANGES, NO_RANGES);
+    }
+
+    private static int requestBytes(byte[] agent, byte[] credential, int count) {
+        return HEAD + agent.length + credential.length + 16 * count;
+    }
+
+    private static ByteBuffer encodeRequest(ByteBuffer buffer, byte type, byte[] name, byte[] credential,
+            long[] addresses, long[] lengths) {
         int count = addresses.length;
-        ByteBuffer buffer = ByteBuffer.allocate(HEAD + name.length + credential.length + 16 * count);
         buffer.putInt(MAGIC).put(type).putShort((short) name.length).putShort((short) credential.length).putInt(count)
                 .put(name).put(credential);
         for (int i = 0; i < count; i++) {
@@ -80,13 +141,14 @@ final class Wire {
     }
 
     /**
-     * Reads one request's head, agent name and credential, checking each length before allocating for it;
-     * {@code null} on a clean end of stream before the first byte. The ranges are left on the link.
+     * Reads one request's head, agent name and credential into {@code into}, checking each length before reading
+     * what it announces (they fit the link's scratch buffer); false on a clean end of stream before the first byte.
+     * The ranges are left on the link.
      */
-    static Head readHead(Link link) throws IOException {
-        ByteBuffer head = ByteBuffer.allocate(HEAD);
+    static boolean readHead(Link link, Head into) throws IOException {
+        ByteBuffer head = link.scratch(HEAD);
         if (!link.readFullyOrEof(head.limit(4))) {
-            return null;
+            return false;
         }
         int magic = head.getInt(0);
         if (magic != MAGIC) {
@@ -116,12 +178,12 @@ final class Wire {
         if (count < 0 || count > MAX_RANGES || ((type == NOTIFY || type == IDENTIFY) && count != 0)) {
             throw new ProtocolException("range count " + count + " out of range");
         }
-        ByteBuffer names = ByteBuffer.allocate(nameLength + credentialLength);
+        ByteBuffer names = link.scratch(nameLength + credentialLength); // the head's fields are read: reuse its bytes
         link.readFully(names);
-        byte[] credential = new byte[credentialLength];
-        String agent = new String(names.array(), 0, nameLength, StandardCharsets.UTF_8);
-        System.arraycopy(names.array(), nameLength, credential, 0, credentialLength);
-        return new Head(type, agent, credential, count);
+        into.names(names.array(), nameLength, credentialLength);
+        into.type = type;
+        into.count = count;
+        return true;
     }
 
     /** Receives ranges from a request, in chunks of at most {@link #RANGE_CHUNK}; gets each one in turn. */
@@ -135,7 +197,7 @@ final class Wire {
      * unread, so the caller drops the connection). Memory held is one chunk, whatever the count.
      */
     static boolean readRanges(Link link, int count, RangeSink sink) throws IOException {
-        ByteBuffer chunk = ByteBuffer.allocate(16 * Math.min(count, RANGE_CHUNK));
+        ByteBuffer chunk = link.scratch(16 * Math.min(count, RANGE_CHUNK));
         for (int left = count; left > 0; ) {
             int n = Math.min(left, RANGE_CHUNK);
             chunk.clear().limit(16 * n);
@@ -157,13 +219,13 @@ final class Wire {
     }
 
     static void writeOk(Link link) throws IOException {
-        writeFully(link, ByteBuffer.wrap(new byte[] {OK}));
+        writeFully(link, link.scratch(1).put(OK).flip());
     }
 
     static void writeError(Link link, String message) throws IOException {
         byte[] text = message.getBytes(StandardCharsets.UTF_8);
         int length = Math.min(text.length, 4096);
-        ByteBuffer buffer = ByteBuffer.allocate(3 + length);
+        ByteBuffer buffer = link.scratch(3 + length);
         buffer.put(ERROR).putShort((short) length).put(text, 0, length).flip();
         writeFully(link, buffer);
     }
@@ -185,7 +247,7 @@ final class Wire {
 
     /** Answers an IDENTIFY with this process's identity. */
     static void writeHello(Link channel, SameHostIdentity identity) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(1 + SameHostIdentity.ENCODED_BYTES);
+        ByteBuffer buffer = channel.scratch(1 + SameHostIdentity.ENCODED_BYTES);
         buffer.put(OK);
         identity.encode(buffer);
         writeFully(channel, buffer.flip());
@@ -217,14 +279,14 @@ final class Wire {
 
     /** Grants a peer the ranges of its READ_GRANT: they stay pinned until it reports. */
     static void writeGrant(Link channel, long pid) throws IOException {
-        writeFully(channel, ByteBuffer.allocate(9).put(OK).putLong(pid).flip());
+        writeFully(channel, channel.scratch(9).put(OK).putLong(pid).flip());
     }
 
     /** Declines a READ_GRANT whose ranges can only go over the socket (GPU memory, setting off). */
     static void writeDeclined(Link channel, String message) throws IOException {
         byte[] text = message.getBytes(StandardCharsets.UTF_8);
         int length = Math.min(text.length, 4096);
-        writeFully(channel, ByteBuffer.allocate(3 + length).put(DECLINED).putShort((short) length).put(text, 0, length)
+        writeFully(channel, channel.scratch(3 + length).put(DECLINED).putShort((short) length).put(text, 0, length)
                 .flip());
     }
 
@@ -257,7 +319,7 @@ final class Wire {
     }
 
     static void writeCopyOutcome(Link channel, boolean done) throws IOException {
-        writeFully(channel, ByteBuffer.wrap(new byte[] {done ? COPY_DONE : COPY_ABORTED}));
+        writeFully(channel, channel.scratch(1).put(done ? COPY_DONE : COPY_ABORTED).flip());
     }
 
     /** Reads the client's report after a grant: true for DONE, false for ABORTED. */
@@ -317,8 +379,9 @@ final class Wire {
         link.readFully(buffer);
     }
 
+    /** The next {@code length} bytes, in the link's scratch buffer (valid until its next use). */
     private static ByteBuffer readExactly(Link link, int length) throws IOException {
-        ByteBuffer buffer = ByteBuffer.allocate(length);
+        ByteBuffer buffer = link.scratch(length);
         link.readFully(buffer);
         return buffer.flip();
     }

@@ -163,6 +163,56 @@ class EmbeddedCredentialTest {
         }
     }
 
+    /**
+     * The server reads every request of a connection into the same buffers (agent name, credential, ranges): each
+     * request must still be judged by its own name and credential, whatever came before on the connection.
+     */
+    @Test
+    void eachRequestOnOneConnectionIsJudgedByItsOwnAgentAndCredential() throws Exception {
+        byte[] first = random(64);
+        byte[] second = random(64);
+        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.READ, first)) {
+            EmbeddedAgent other = (EmbeddedAgent) served.transport.createAgent("another-agent-with-a-longer-name");
+            java.nio.ByteBuffer otherBuffer = java.nio.ByteBuffer.allocateDirect(64).put(second).flip();
+            long otherAddress = io.nixlconnect.internal.NativeMemory.addressOf(otherBuffer);
+            MemoryRegion otherRegion = new MemoryRegion(otherAddress, 64, MemoryType.DRAM, 0);
+            other.registerMemory(otherRegion);
+            byte[] longerCredential = RawPeer.utf8(new String(ServedMemory.newCredential()) + "-longer");
+            var otherWindow = other.openWindow(TransferOp.READ, List.of(otherRegion), longerCredential);
+            byte[] sameLengthWrong = longerCredential.clone();
+            sameLengthWrong[0] ^= 1;
+            try (RawPeer peer = new RawPeer(served.port())) {
+                assertThat(peer.send(RawPeer.request(Wire.READ, "victim", served.credential, served.address, 64)).answer())
+                        .isEqualTo(RawPeer.Answer.OK);
+                assertThat(peer.readBytes(64)).isEqualTo(first);
+                // Another agent and a longer credential on the same connection: that window, not the first one.
+                assertThat(peer.send(RawPeer.request(Wire.READ, "another-agent-with-a-longer-name", longerCredential,
+                        otherAddress, 64)).answer()).isEqualTo(RawPeer.Answer.OK);
+                assertThat(peer.readBytes(64)).isEqualTo(second);
+                // A wrong credential as long as the last one, then the first credential: neither reaches that window.
+                assertThat(peer.send(RawPeer.request(Wire.NOTIFY, "another-agent-with-a-longer-name", sameLengthWrong))
+                        .answer().kind()).isEqualTo("ERROR");
+                assertThat(peer.send(RawPeer.request(Wire.NOTIFY, "another-agent-with-a-longer-name", served.credential))
+                        .answer().kind()).isEqualTo("ERROR");
+                assertThat(otherWindow.notified()).isNotDone();
+                // Back to the shorter credential, then the right one: each notifies its own window only.
+                assertThat(peer.send(RawPeer.request(Wire.NOTIFY, "victim", served.credential)).answer())
+                        .isEqualTo(RawPeer.Answer.OK);
+                assertThat(served.window.notified()).succeedsWithin(WAIT); // completed just after the answer
+                assertThat(otherWindow.notified()).isNotDone();
+                assertThat(peer.send(RawPeer.request(Wire.NOTIFY, "another-agent-with-a-longer-name", longerCredential))
+                        .answer()).isEqualTo(RawPeer.Answer.OK);
+                assertThat(otherWindow.notified()).succeedsWithin(WAIT);
+                // A shorter credential that is a prefix of a longer one used before reaches nothing.
+                assertThat(peer.send(RawPeer.request(Wire.READ, "victim", java.util.Arrays.copyOf(longerCredential,
+                        served.credential.length), served.address, 64)).answer().kind()).isEqualTo("ERROR");
+            } finally {
+                otherWindow.close();
+                java.lang.ref.Reference.reachabilityFence(otherBuffer);
+            }
+        }
+    }
+
     @Test
     void aVersion1PeerIsToldToUpgrade() throws Exception {
         try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.READ, random(64));
