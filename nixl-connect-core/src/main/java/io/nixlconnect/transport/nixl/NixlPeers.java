@@ -90,8 +90,10 @@ final class NixlPeers {
 
     private TransportException loadFailure(byte[] metadata, int status) {
         return new TransportException("NIXL agent " + core.name() + " could not load remote agent metadata ("
-                + metadata.length + " bytes): " + NixlCapi.statusName(status)
-                + "; is it NIXL metadata from a compatible NIXL version?");
+                + metadata.length + " bytes): " + NixlCapi.statusName(status) + ". The metadata passed the format"
+                + " checks, so NIXL's backend refused it: most often UCX found no transport or network interface that"
+                + " reaches the peer (UCX_TLS, UCX_NET_DEVICES; NIXL's log says which), else the peer runs a NIXL or"
+                + " UCX this one cannot talk to");
     }
 
     /** Copies and frees a string NIXL allocated for the caller. */

@@ -154,6 +154,36 @@ class NixlTransferTest {
         assertThat(sameBytes(local, remote)).isTrue();
     }
 
+    /**
+     * Metadata in the right format that NIXL's backend still refuses (here UCX finds no transport it shares with
+     * the peer: the address's only transport names one this UCX does not have) says what usually causes that.
+     */
+    @Test
+    void metadataTheBackendRefusesNamesTheLikelyCauses() throws Exception {
+        byte[] blob;
+        try (var in = NixlTransferTest.class.getResourceAsStream("/nixl-agent-metadata/ucx-address-v1-tcp-only.bin")) {
+            blob = in.readAllBytes();
+        }
+        int[] address = NixlMetadataFuzz.opaqueRanges(blob).get(0);
+        int tcp = UcxPackedFormats.nameChecksum("tcp");
+        int at = -1;
+        for (int p = address[0]; p + 1 < address[1] && at < 0; p++) {
+            if ((blob[p] & 0xff) == (tcp & 0xff) && (blob[p + 1] & 0xff) == tcp >>> 8) {
+                at = p;
+            }
+        }
+        assertThat(at).as("the tcp entry of the address").isPositive();
+        blob[at] = 0x01; // a transport this UCX does not know
+        blob[at + 1] = 0x00;
+        NixlMetadataFormat.validate(blob); // the format is fine
+        byte[] unreachable = blob;
+        assertThatThrownBy(() -> active.loadRemoteAgent(unreachable)).isInstanceOf(TransportException.class)
+                .hasMessageContaining("could not load remote agent metadata")
+                .hasMessageContaining("UCX found no transport or network interface that reaches the peer")
+                .hasMessageContaining("UCX_NET_DEVICES");
+        assertThat(active.remoteAgentCount()).isZero();
+    }
+
     @Test
     void readsOneByte() throws Exception {
         readAndCheck(1);
