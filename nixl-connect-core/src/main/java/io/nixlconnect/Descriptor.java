@@ -477,6 +477,10 @@ public final class Descriptor implements AutoCloseable {
         }
         if (keeper != null) {
             memoryKeeper = keeper;
+            // Also if this descriptor is never closed: its memory must not be freed by the garbage collector
+            // (JNA's Memory, a direct buffer) while a stalled peer could still reach it.
+            Object keepReachable = owned != null ? owned : ref;
+            keeper.accept(() -> Reference.reachabilityFence(keepReachable));
         }
         drainingUses--;
         LiveUse use = bufferUses.poll();

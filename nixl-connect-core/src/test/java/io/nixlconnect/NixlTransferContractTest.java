@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.transport.nixl.NixlDrainLimitForTests;
 import io.nixlconnect.transport.nixl.NixlSettings;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -101,6 +102,35 @@ class NixlTransferContractTest extends TransferContractTest {
         producer.close();
         closed.get(10, TimeUnit.SECONDS);
         assertThat(producer.registeredBytes()).isZero();
+    }
+
+    /**
+     * Past the drain limit a stalled peer could still reach the memory over UCX TCP: the agent holds it from
+     * that moment, whether or not the descriptor is ever closed (its memory must not be garbage-collected
+     * either), and counts it once; closing the descriptor then returns without freeing it.
+     */
+    @Test
+    void memoryOfAReadableReleasedAtTheDrainLimitIsHeldByTheAgentUntilTheConnectorCloses() throws Exception {
+        NixlDrainLimitForTests.setBase(Duration.ofMillis(100));
+        try {
+            Descriptor source = Descriptor.allocate(4096);
+            ReadableOperation readable = producer.createReadable(source);
+            readable.close();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (keptBytes() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(keptBytes()).as("held from the drain limit, before any close").isEqualTo(4096L);
+            assertThat(producer.registeredBytes()).as("deregistered at the drain limit").isZero();
+            source.close(); // returns: the memory goes to the agent instead of being freed
+            assertThat(keptBytes()).as("counted once").isEqualTo(4096L);
+        } finally {
+            NixlDrainLimitForTests.setBase(Duration.ofSeconds(2));
+        }
+    }
+
+    private long keptBytes() {
+        return ((Number) producer.transportStatus().details().get("bytesKeptAfterDrainLimit")).longValue();
     }
 
     private static int indexOf(byte[] data, byte[] needle) {

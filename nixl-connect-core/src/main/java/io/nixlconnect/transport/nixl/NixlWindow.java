@@ -26,6 +26,7 @@ final class NixlWindow implements PassiveWindow {
     private final CompletableFuture<Void> released = new CompletableFuture<>();
     private boolean closed;
     private volatile boolean releasedWithoutNotification;
+    private boolean keptCounted; // guarded by this
 
     NixlWindow(NixlAgentCore core, NotificationDispatcher.Waiter waiter, long bytes) {
         this.core = core;
@@ -76,7 +77,12 @@ final class NixlWindow implements PassiveWindow {
 
     @Override
     public void keepUntilAgentCloses(AutoCloseable memory) {
-        core.keepUntilClosed(memory, bytes);
+        boolean first;
+        synchronized (this) {
+            first = !keptCounted;
+            keptCounted = true;
+        }
+        core.keepUntilClosed(memory, first ? bytes : 0); // the window's bytes count once, whatever holds them
     }
 
     /** NIXL (UCX) picks the path itself; what this side sees is that the notification came through NIXL. */
