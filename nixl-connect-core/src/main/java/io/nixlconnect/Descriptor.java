@@ -11,10 +11,8 @@ import io.nixlconnect.transport.MemoryType;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.IdentityHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -375,19 +373,13 @@ public final class Descriptor implements AutoCloseable {
         owned = null;
         Consumer<AutoCloseable> keeper = memoryKeeper;
         if (keeper != null) {
-            // A peer that stalled past the drain limit may still reach the memory: the transport keeps it
-            // (and the GPU buffer's use, and the object keeping borrowed memory alive) until its agent closes.
-            List<AutoCloseable> kept = new ArrayList<>(usesToEnd.values());
+            // A peer that stalled past the drain limit may still reach the memory: the transport keeps the GPU
+            // buffer's uses and the memory this descriptor owns until its agent closes (endDrain already handed
+            // it what keeps the memory reachable).
+            usesToEnd.values().forEach(keeper);
             if (toFree != null) {
-                kept.add(toFree);
+                keeper.accept(toFree);
             }
-            Object keepReachable = ref;
-            kept.add(() -> Reference.reachabilityFence(keepReachable));
-            keeper.accept(() -> {
-                for (AutoCloseable resource : kept) {
-                    resource.close();
-                }
-            });
             return;
         }
         usesToEnd.values().forEach(LiveUse::close); // deregistered: the buffer may be freed now

@@ -4,6 +4,8 @@ import io.nixlconnect.transport.InvalidAgentMetadataException;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -65,7 +67,7 @@ final class UcxPackedFormats {
     /** Whether this process's UCX packs addresses without lengths (they can then not be checked). */
     static boolean unifiedMode() {
         String value = System.getenv("UCX_UNIFIED_MODE");
-        return value != null && switch (value.trim().toLowerCase(java.util.Locale.ROOT)) {
+        return value != null && switch (value.trim().toLowerCase(Locale.ROOT)) {
             case "y", "yes", "on", "1", "true" -> true;
             default -> false;
         };
@@ -235,7 +237,7 @@ final class UcxPackedFormats {
     /** UCX's {@code ucs_crc16_string}: CRC-16, polynomial 0x8408 (reflected), initial 0xffff, inverted. */
     static int nameChecksum(String name) {
         int crc = 0xffff;
-        for (byte b : name.getBytes(java.nio.charset.StandardCharsets.US_ASCII)) {
+        for (byte b : name.getBytes(StandardCharsets.US_ASCII)) {
             crc ^= b & 0xff;
             for (int bit = 0; bit < 8; bit++) {
                 crc = (crc & 1) != 0 ? (crc >>> 1) ^ 0x8408 : crc >>> 1;
