@@ -131,11 +131,7 @@ class HostileAgentMetadataAcrossProcessesTest {
     }
 
     private static PeerLines start(String role) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:ErrorFile=/dev/null",
-                "-cp", System.getProperty("java.class.path"), HostileAgentMetadataAcrossProcessesTest.class.getName(), role);
-        builder.environment().put("UCX_TLS", "tcp,self");
-        return PeerLines.start(builder, role);
+        return PeerLines.startJvmOverUcxTcp(HostileAgentMetadataAcrossProcessesTest.class, role);
     }
 
     /** {@code owner|reader}, driven over stdin (see the test). */

@@ -111,7 +111,7 @@ class NixlTransferContractTest extends TransferContractTest {
      */
     @Test
     void memoryOfAReadableReleasedAtTheDrainLimitIsHeldByTheAgentUntilTheConnectorCloses() throws Exception {
-        NixlDrainLimitForTests.setBase(Duration.ofMillis(100));
+        Duration base = NixlDrainLimitForTests.setBase(Duration.ofMillis(100));
         try {
             Descriptor source = Descriptor.allocate(4096);
             ReadableOperation readable = producer.createReadable(source);
@@ -125,7 +125,7 @@ class NixlTransferContractTest extends TransferContractTest {
             source.close(); // returns: the memory goes to the agent instead of being freed
             assertThat(keptBytes()).as("counted once").isEqualTo(4096L);
         } finally {
-            NixlDrainLimitForTests.setBase(Duration.ofSeconds(2));
+            NixlDrainLimitForTests.setBase(base);
         }
     }
 

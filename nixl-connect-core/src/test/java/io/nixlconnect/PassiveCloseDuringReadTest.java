@@ -12,7 +12,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
@@ -40,34 +39,18 @@ class PassiveCloseDuringReadTest {
     @ParameterizedTest
     @ValueSource(strings = {EmbeddedSettings.NAME, NixlSettings.NAME})
     void ownerSurvivesClosingOperationAndDescriptorDuringAPeersRead(String backend) throws Exception {
-        if (backend.equals(NixlSettings.NAME)) {
-            assumeTrue(LIBRARY_DIR != null && !LIBRARY_DIR.isBlank(),
-                    "NIXL_LIBRARY_DIR is not set: run `eval \"$(.ci/nixl-setup.sh)\"` to test against a real NIXL");
-        }
+        assumeBackendInstalled(backend);
         // -DpassiveClose.rounds=N repeats it (each round ~10-20 s on 2 cores).
         int rounds = Integer.getInteger("passiveClose.rounds", 1);
         for (int round = 0; round < rounds; round++) {
             try (PeerLines owner = start("owner", backend); PeerLines reader = start("reader", backend)) {
-                owner.next("READY");
-                reader.next("READY");
-                owner.send("publish " + SIZE);
-                String metadata = owner.next("META ").substring(5);
-                reader.send("read " + metadata);
-                reader.next("STARTED");
+                startReading(owner, reader, SIZE);
                 // Let the read get going (a 1 GiB read over TCP takes far longer), then free under it.
                 Thread.sleep(30);
                 owner.send("close");
                 assertThat(owner.next("CLOSED")).startsWith("CLOSED");
                 reader.next("RESULT");
-                // The owner keeps progressing its transport for a while; it must still answer.
-                Thread.sleep(1500);
-                assertThat(owner.process().isAlive()).as("round %d: owner alive after freeing (exit status %s)", round,
-                        owner.process().isAlive() ? "-" : owner.process().exitValue()).isTrue();
-                owner.send("ping");
-                assertThat(owner.next("PONG")).as("round %d: owner alive after freeing", round).isEqualTo("PONG");
-                owner.send("exit");
-                assertThat(owner.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
-                assertThat(owner.process().exitValue()).as("round %d: owner exit status", round).isZero();
+                assertOwnerSurvives(owner, "round " + round + ": owner alive after freeing");
             }
         }
     }
@@ -81,18 +64,10 @@ class PassiveCloseDuringReadTest {
     @ParameterizedTest
     @ValueSource(strings = {EmbeddedSettings.NAME, NixlSettings.NAME})
     void ownerSurvivesAReaderThatStallsPastTheDrainLimit(String backend) throws Exception {
-        if (backend.equals(NixlSettings.NAME)) {
-            assumeTrue(LIBRARY_DIR != null && !LIBRARY_DIR.isBlank(),
-                    "NIXL_LIBRARY_DIR is not set: run `eval \"$(.ci/nixl-setup.sh)\"` to test against a real NIXL");
-        }
+        assumeBackendInstalled(backend);
         long size = 256L << 20; // drain limit: 200 ms + 2.7 s
         try (PeerLines owner = start("owner", backend); PeerLines reader = start("reader", backend)) {
-            owner.next("READY");
-            reader.next("READY");
-            owner.send("publish " + size);
-            String metadata = owner.next("META ").substring(5);
-            reader.send("read " + metadata);
-            reader.next("STARTED");
+            startReading(owner, reader, size);
             signal("STOP", reader.process());
             try {
                 owner.send("close");
@@ -101,15 +76,37 @@ class PassiveCloseDuringReadTest {
                 signal("CONT", reader.process());
             }
             reader.next("RESULT");
-            Thread.sleep(1500);
-            assertThat(owner.process().isAlive()).as("owner alive after the stalled reader resumed (exit status %s)",
-                    owner.process().isAlive() ? "-" : owner.process().exitValue()).isTrue();
-            owner.send("ping");
-            assertThat(owner.next("PONG")).isEqualTo("PONG");
-            owner.send("exit");
-            assertThat(owner.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
-            assertThat(owner.process().exitValue()).as("owner exit status").isZero();
+            assertOwnerSurvives(owner, "owner alive after the stalled reader resumed");
         }
+    }
+
+    private static void assumeBackendInstalled(String backend) {
+        if (backend.equals(NixlSettings.NAME)) {
+            assumeTrue(LIBRARY_DIR != null && !LIBRARY_DIR.isBlank(),
+                    "NIXL_LIBRARY_DIR is not set: run `eval \"$(.ci/nixl-setup.sh)\"` to test against a real NIXL");
+        }
+    }
+
+    /** Both peers ready, the owner publishes {@code size} bytes, the reader has begun reading them. */
+    private static void startReading(PeerLines owner, PeerLines reader, long size) throws Exception {
+        owner.next("READY");
+        reader.next("READY");
+        owner.send("publish " + size);
+        String metadata = owner.next("META ").substring(5);
+        reader.send("read " + metadata);
+        reader.next("STARTED");
+    }
+
+    /** The owner, which keeps progressing its transport for a while, still answers and exits cleanly. */
+    private static void assertOwnerSurvives(PeerLines owner, String what) throws Exception {
+        Thread.sleep(1500);
+        assertThat(owner.process().isAlive()).as("%s (exit status %s)", what,
+                owner.process().isAlive() ? "-" : owner.process().exitValue()).isTrue();
+        owner.send("ping");
+        assertThat(owner.next("PONG")).as(what).isEqualTo("PONG");
+        owner.send("exit");
+        assertThat(owner.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(owner.process().exitValue()).as("%s: exit status", what).isZero();
     }
 
     private static void signal(String signal, Process process) throws Exception {
@@ -118,13 +115,7 @@ class PassiveCloseDuringReadTest {
     }
 
     private static PeerLines start(String role, String backend) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:ErrorFile=/dev/null",
-                "-cp", System.getProperty("java.class.path"),
-                PassiveCloseDuringReadTest.class.getName(), role, backend);
-        Map<String, String> env = builder.environment();
-        env.put("UCX_TLS", "tcp,self");
-        return PeerLines.start(builder, role);
+        return PeerLines.startJvmOverUcxTcp(PassiveCloseDuringReadTest.class, role, backend);
     }
 
     private static Connector connector(String role, String backend) {

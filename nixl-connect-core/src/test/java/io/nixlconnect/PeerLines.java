@@ -7,6 +7,9 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -43,6 +46,19 @@ final class PeerLines implements AutoCloseable {
     /** Starts the process (its stderr goes to ours). */
     static PeerLines start(ProcessBuilder builder, String name) throws IOException {
         return new PeerLines(builder.redirectError(ProcessBuilder.Redirect.INHERIT).start(), name);
+    }
+
+    /**
+     * Starts {@code main(role)} in a child JVM on this test's class path, with UCX over TCP ({@code UCX_TLS=tcp,self}):
+     * the two-JVM tests of memory safety, whose crash must fail the test rather than kill the test JVM.
+     */
+    static PeerLines startJvmOverUcxTcp(Class<?> main, String role, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-XX:ErrorFile=/dev/null", "-cp", System.getProperty("java.class.path"), main.getName(), role));
+        command.addAll(List.of(args));
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().put("UCX_TLS", "tcp,self");
+        return start(builder, role);
     }
 
     void send(String command) {

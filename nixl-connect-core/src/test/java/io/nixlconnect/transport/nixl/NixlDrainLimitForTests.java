@@ -8,7 +8,10 @@ public final class NixlDrainLimitForTests {
     private NixlDrainLimitForTests() {
     }
 
-    public static void setBase(Duration base) {
+    /** Sets the fixed part of the drain limit; returns the one it replaces, to restore. */
+    public static Duration setBase(Duration base) {
+        Duration previous = Duration.ofNanos(NixlAgentCore.drainBaseNanos);
         NixlAgentCore.drainBaseNanos = base.toNanos();
+        return previous;
     }
 }

@@ -646,20 +646,26 @@ class NixlTransferTest {
 
     @Test
     void windowClosedEarlyIsReleasedAfterTheDrainLimit() throws Exception {
+        PassiveWindow window = windowReleasedAtADrainLimitOf200Ms("no-reader");
+        assertThat(window.releasedWithoutNotification()).isTrue();
+        assertThat(NixlAgentCore.drainLimitNanos(1L << 30)).isEqualTo(NixlAgentCore.drainBaseNanos + 10_737_418_240L);
+    }
+
+    /** A READ window of 4096 bytes closed before any notification, waited out past a drain limit shortened to 200 ms. */
+    private PassiveWindow windowReleasedAtADrainLimitOf200Ms(String key) throws Exception {
         long base = NixlAgentCore.drainBaseNanos;
         NixlAgentCore.drainBaseNanos = TimeUnit.MILLISECONDS.toNanos(200);
         try {
             Memory remote = buffer(4096, 2);
             register(passive, remote);
-            PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("no-reader"));
+            PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(region(remote)), key(key));
             window.close();
             assertThat(window.released()).isNotDone();
             window.released().get(10, TimeUnit.SECONDS);
-            assertThat(window.releasedWithoutNotification()).isTrue();
+            return window;
         } finally {
             NixlAgentCore.drainBaseNanos = base;
         }
-        assertThat(NixlAgentCore.drainLimitNanos(1L << 30)).isEqualTo(base + 10_737_418_240L);
     }
 
     /**
@@ -668,26 +674,16 @@ class NixlTransferTest {
      */
     @Test
     void memoryOfAWindowReleasedAtTheDrainLimitIsKeptUntilTheAgentCloses() throws Exception {
-        long base = NixlAgentCore.drainBaseNanos;
-        NixlAgentCore.drainBaseNanos = TimeUnit.MILLISECONDS.toNanos(100);
-        try {
-            Memory remote = buffer(4096, 2);
-            register(passive, remote);
-            PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("stalled"));
-            window.close();
-            window.released().get(10, TimeUnit.SECONDS);
-            AtomicBoolean freed = new AtomicBoolean();
-            window.keepUntilAgentCloses(() -> freed.set(true));
-            assertThat(freed).as("kept while the agent lives").isFalse();
-            assertThat(passive.details()).containsEntry("bytesKeptAfterDrainLimit", 4096L);
-            passive.close();
-            assertThat(freed).as("freed once the agent is destroyed").isTrue();
-            AtomicBoolean late = new AtomicBoolean();
-            window.keepUntilAgentCloses(() -> late.set(true));
-            assertThat(late).as("freed at once after the agent is gone").isTrue();
-        } finally {
-            NixlAgentCore.drainBaseNanos = base;
-        }
+        PassiveWindow window = windowReleasedAtADrainLimitOf200Ms("stalled");
+        AtomicBoolean freed = new AtomicBoolean();
+        window.keepUntilAgentCloses(() -> freed.set(true));
+        assertThat(freed).as("kept while the agent lives").isFalse();
+        assertThat(passive.details()).containsEntry("bytesKeptAfterDrainLimit", 4096L);
+        passive.close();
+        assertThat(freed).as("freed once the agent is destroyed").isTrue();
+        AtomicBoolean late = new AtomicBoolean();
+        window.keepUntilAgentCloses(() -> late.set(true));
+        assertThat(late).as("freed at once after the agent is gone").isTrue();
     }
 
     @Test

@@ -37,25 +37,25 @@ class UcxPackedFormatsTest {
 
     // --- worker address ---
 
-    /** Builds a packed worker address byte by byte. */
-    private static final class Address {
+    /** Builds a packed UCX blob (worker address or remote key) byte by byte. */
+    private static final class Packed {
         private final ByteArrayOutputStream out = new ByteArrayOutputStream();
 
-        Address u8(int... values) {
+        Packed u8(int... values) {
             for (int value : values) {
                 out.write(value);
             }
             return this;
         }
 
-        Address bytes(int count) {
+        Packed bytes(int count) {
             for (int i = 0; i < count; i++) {
                 out.write(0x11);
             }
             return this;
         }
 
-        Address v1AttributesWithBandwidth(float bandwidth) {
+        Packed v1AttributesWithBandwidth(float bandwidth) {
             ByteBuffer attributes = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
             attributes.putFloat(1e-9f).putFloat(bandwidth).putFloat(1e-7f).putInt(0x30);
             return u8(toInts(attributes.array()));
@@ -75,8 +75,8 @@ class UcxPackedFormatsTest {
     }
 
     /** Version 1 with a uuid; device md 0, 6-byte address; one transport, 4-byte iface address, one ep address. */
-    private static Address v1Address() {
-        return new Address().u8(0x20).bytes(8)            // header (uuid flag), uuid
+    private static Packed v1Address() {
+        return new Packed().u8(0x20).bytes(8)            // header (uuid flag), uuid
                 .u8(0x00, 0x80 | 6).bytes(6)                // md 0; last device, address length 6
                 .u8(0x12, 0x34).v1AttributesWithBandwidth(1e9f)
                 .u8(0x80 | 0x40 | 4).bytes(4)               // last transport, has ep address, iface address length 4
@@ -96,7 +96,7 @@ class UcxPackedFormatsTest {
     @Test
     void aWellFormedAddressIsAccepted() {
         assertThat(refusal(v1Address().buffer())).isNull();
-        assertThat(refusal(new Address().u8(0x01, 0x02).bytes(8).u8(0xff).buffer())).as("v2, no devices").isNull();
+        assertThat(refusal(new Packed().u8(0x01, 0x02).bytes(8).u8(0xff).buffer())).as("v2, no devices").isNull();
     }
 
     @Test
@@ -115,13 +115,13 @@ class UcxPackedFormatsTest {
     @Test
     void unknownAddressVersionsAndHeaderFlagsAreRefused() {
         // UCX asserts on a version it does not know (abort, not an error).
-        assertThat(refusal(new Address().u8(0x02).bytes(8).u8(0xff).buffer())).contains("address version 2");
-        assertThat(refusal(new Address().u8(0x01, 0x10).bytes(8).u8(0xff).buffer())).contains("unknown bits 0x10");
+        assertThat(refusal(new Packed().u8(0x02).bytes(8).u8(0xff).buffer())).contains("address version 2");
+        assertThat(refusal(new Packed().u8(0x01, 0x10).bytes(8).u8(0xff).buffer())).contains("unknown bits 0x10");
     }
 
     @Test
     void aMemoryDomainIndexPastUcxsTablesIsRefused() {
-        ByteBuffer address = new Address().u8(0x01, 0x00)               // v2, no uuid
+        ByteBuffer address = new Packed().u8(0x01, 0x00)               // v2, no uuid
                 .u8(0x7f, 64, 0x80 | 0).u8(0x12, 0x34).bytes(8)       // md extended to 64
                 .u8(0x80).buffer();
         assertThat(refusal(address)).contains("device[0].md is memory domain 64");
@@ -129,21 +129,21 @@ class UcxPackedFormatsTest {
 
     @Test
     void aDeviceWithZeroPathsIsRefused() {
-        ByteBuffer address = new Address().u8(0x20).bytes(8).u8(0x80, 0x80 | 0x40 | 0).u8(0).buffer();
+        ByteBuffer address = new Packed().u8(0x20).bytes(8).u8(0x80, 0x80 | 0x40 | 0).u8(0).buffer();
         assertThat(refusal(address)).contains("device[0].paths is 0");
     }
 
     @Test
     void versionOneAttributesUcxCannotUseAreRefused() {
         for (float bandwidth : new float[] {Float.NaN, Float.POSITIVE_INFINITY, 0f, -1e9f}) {
-            ByteBuffer address = new Address().u8(0x20).bytes(8).u8(0x00, 0x80).u8(0x12, 0x34)
+            ByteBuffer address = new Packed().u8(0x20).bytes(8).u8(0x00, 0x80).u8(0x12, 0x34)
                     .v1AttributesWithBandwidth(bandwidth).u8(0x80).buffer();
             assertThat(refusal(address)).as("bandwidth %s", bandwidth).contains("transport[0].attributes");
         }
         // A length byte shifted by one put -2.16e9 s into an overhead; with a local interface gone UCX crashed.
         ByteBuffer attributes = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putFloat(-2.16e9f).putFloat(1e9f)
                 .putFloat(1e-7f).putInt(0x30);
-        Address shifted = new Address().u8(0x20).bytes(8).u8(0x00, 0x80).u8(0x12, 0x34);
+        Packed shifted = new Packed().u8(0x20).bytes(8).u8(0x00, 0x80).u8(0x12, 0x34);
         for (byte b : attributes.array()) {
             shifted.u8(b & 0xff);
         }
@@ -152,7 +152,7 @@ class UcxPackedFormatsTest {
 
     @Test
     void moreEndpointAddressesThanUcxHasLanesAreRefused() {
-        Address address = new Address().u8(0x20).bytes(8).u8(0x00, 0x80).u8(0x12, 0x34)
+        Packed address = new Packed().u8(0x20).bytes(8).u8(0x00, 0x80).u8(0x12, 0x34)
                 .v1AttributesWithBandwidth(1e9f).u8(0x80 | 0x40);
         for (int i = 0; i < 65; i++) {
             address.u8(0, 0);
@@ -162,7 +162,7 @@ class UcxPackedFormatsTest {
 
     @Test
     void moreTransportsThanUcxHasResourcesAreRefused() {
-        Address address = new Address().u8(0x20).bytes(8).u8(0x00, 0x80);
+        Packed address = new Packed().u8(0x20).bytes(8).u8(0x00, 0x80);
         for (int i = 0; i < 129; i++) {
             address.u8(0x12, 0x34).v1AttributesWithBandwidth(1e9f).u8(0);
         }
@@ -172,7 +172,7 @@ class UcxPackedFormatsTest {
     /** One transport of the given name, with the given device and interface addresses, version 1. */
     private static ByteBuffer oneTransport(String name, int[] deviceAddress, int ifaceBytes) {
         int checksum = UcxPackedFormats.nameChecksum(name);
-        return new Address().u8(0x20).bytes(8).u8(0x01, 0x80 | deviceAddress.length).u8(deviceAddress)
+        return new Packed().u8(0x20).bytes(8).u8(0x01, 0x80 | deviceAddress.length).u8(deviceAddress)
                 .u8(checksum & 0xff, checksum >>> 8).v1AttributesWithBandwidth(1e9f).u8(0x80 | ifaceBytes)
                 .bytes(ifaceBytes).buffer();
     }
@@ -209,7 +209,7 @@ class UcxPackedFormatsTest {
 
     /** md map {0, 2}: keys of 2 and 0 bytes; memory type; system device and distance list as given. */
     private static ByteBuffer key(int memoryType, int... tail) {
-        Address key = new Address().u8(0b101, 0, 0, 0, 0, 0, 0, 0).u8(memoryType).u8(2).bytes(2).u8(0);
+        Packed key = new Packed().u8(0b101, 0, 0, 0, 0, 0, 0, 0).u8(memoryType).u8(2).bytes(2).u8(0);
         return key.u8(tail).buffer();
     }
 
@@ -247,11 +247,11 @@ class UcxPackedFormatsTest {
     @Test
     void aKeyNamingNoMemoryDomainIsMapAndTypeOnly() {
         // What UCX packs when no transport needs a key (UCX_TLS=tcp): no system device follows.
-        assertThat(keyRefusal(new Address().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(0).buffer(), NixlMetadataFormat.MEM_DRAM))
+        assertThat(keyRefusal(new Packed().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(0).buffer(), NixlMetadataFormat.MEM_DRAM))
                 .isNull();
-        assertThat(keyRefusal(new Address().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(0, 0xff).buffer(), NixlMetadataFormat.MEM_DRAM))
+        assertThat(keyRefusal(new Packed().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(0, 0xff).buffer(), NixlMetadataFormat.MEM_DRAM))
                 .contains("end 1 byte(s) follow");
-        assertThat(keyRefusal(new Address().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(12).buffer(), NixlMetadataFormat.MEM_DRAM))
+        assertThat(keyRefusal(new Packed().u8(0, 0, 0, 0, 0, 0, 0, 0).u8(12).buffer(), NixlMetadataFormat.MEM_DRAM))
                 .contains("memory type is 12");
     }
 
