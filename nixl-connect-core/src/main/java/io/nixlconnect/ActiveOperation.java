@@ -5,7 +5,6 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +22,6 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     private final RdmaMetadata remoteMetadata;
     private volatile Remote remote;
     private volatile TransferHandle handle;
-    private volatile Deadlines.Deadline timeout;
 
     ActiveOperation(Connector connector, OperationKind kind, RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
         super(connector, kind, checkPairs(connector, kind, remoteMetadata, localDescriptors), remoteMetadata.notificationKey());
@@ -111,15 +109,18 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             finish(OperationStatus.ERRORED, e);
             throw e;
         }
-        Duration limit = connector.options().operationTimeout();
-        timeout = connector.deadlines().arm(limit, () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
-                getClass().getSimpleName() + " did not complete within the operation timeout of "
-                        + limit + " (peer '" + remote.name() + "')")));
+        connector.deadlines().arm(hooks, connector.options().operationTimeout());
         if (status().isTerminal()) {
-            connector.deadlines().disarm(timeout); // ended before the deadline was armed
+            connector.deadlines().disarm(hooks); // ended before the deadline was armed
         }
-        handle.completion().whenComplete((ignored, error) -> finish(
-                error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+        handle.onEnd(hooks);
+    }
+
+    @Override
+    final void expire() {
+        finish(OperationStatus.ERRORED, new TransferTimeoutException(getClass().getSimpleName()
+                + " did not complete within the operation timeout of " + connector.options().operationTimeout()
+                + " (peer '" + remote.name() + "')"));
     }
 
     /**
@@ -168,10 +169,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
 
     @Override
     final void releaseTransport() {
-        Deadlines.Deadline armed = timeout;
-        if (armed != null) {
-            connector.deadlines().disarm(armed);
-        }
+        connector.deadlines().disarm(hooks);
         TransferHandle posted = handle;
         if (posted != null) {
             posted.cancel();

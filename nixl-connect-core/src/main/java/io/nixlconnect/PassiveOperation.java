@@ -19,7 +19,6 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     private final PassiveWindow window;
     private final int peers;
-    private final Deadlines.Deadline timeout;
     private RdmaMetadata metadata;
     private RdmaMetadata hexMetadata;
 
@@ -51,13 +50,18 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         this.window = opened;
         setStatus(OperationStatus.INITIALIZED);
         Duration passiveTimeout = connector.options().passiveTimeout();
-        this.timeout = passiveTimeout == null ? null : connector.deadlines().arm(passiveTimeout,
-                () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
-                        getClass().getSimpleName() + " was not completed by " + (peers == 1 ? "a peer" : "its peers")
-                                + " within the passive timeout of " + passiveTimeout
-                                + (peers == 1 ? "" : " (" + peersDone() + " of " + peers + " notified)"))));
-        window.notified().whenComplete((ignored, error) -> finish(
-                error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+        if (passiveTimeout != null) {
+            connector.deadlines().arm(hooks, passiveTimeout);
+        }
+        window.onNotified(hooks);
+    }
+
+    @Override
+    final void expire() {
+        finish(OperationStatus.ERRORED, new TransferTimeoutException(getClass().getSimpleName() + " was not completed by "
+                + (peers == 1 ? "a peer" : "its peers") + " within the passive timeout of "
+                + connector.options().passiveTimeout()
+                + (peers == 1 ? "" : " (" + peersDone() + " of " + peers + " notified)")));
     }
 
     /**
@@ -134,9 +138,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     @Override
     final void releaseTransport() {
-        if (timeout != null) {
-            connector.deadlines().disarm(timeout);
-        }
+        connector.deadlines().disarm(hooks);
         // The window may be null when opening it failed in the constructor.
         if (window != null) {
             window.close();

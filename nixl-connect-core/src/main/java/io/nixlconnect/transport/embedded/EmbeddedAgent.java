@@ -155,9 +155,13 @@ final class EmbeddedAgent implements TransportAgent {
         }
         EmbeddedTransfer transfer = new EmbeddedTransfer(this, op, local, peer, remote, notification);
         transfers.add(transfer);
-        transfer.completion().whenComplete((ignored, error) -> transfers.remove(transfer));
         transport.submit(transfer);
         return transfer;
+    }
+
+    /** Called once by a transfer that has ended: it is no longer in flight. */
+    void transferEnded(EmbeddedTransfer transfer) {
+        transfers.remove(transfer);
     }
 
     private boolean isRegistered(MemoryRegion region) {
