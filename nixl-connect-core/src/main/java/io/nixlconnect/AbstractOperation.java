@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.EndListener;
+import io.nixlconnect.transport.MemoryRegion;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -119,6 +120,21 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
             }
         }
         return descriptors;
+    }
+
+    /**
+     * The local descriptors' regions as an immutable list the transport may keep (see {@link
+     * io.nixlconnect.transport.TransportAgent#postTransfer}): for one descriptor, the list it made once.
+     */
+    final List<MemoryRegion> localRegions() {
+        if (localDescriptors.size() == 1) {
+            return localDescriptors.get(0).regionList();
+        }
+        MemoryRegion[] regions = new MemoryRegion[localDescriptors.size()];
+        for (int i = 0; i < regions.length; i++) {
+            regions[i] = localDescriptors.get(i).region();
+        }
+        return List.of(regions);
     }
 
     /** Marks the descriptors in use and registers them; undone by {@link #releaseLocal()}. */

@@ -5,7 +5,6 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -80,7 +79,9 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         byte[] agentMetadata;
         try {
             // Under this connector's limit, and before anything is registered.
-            agentMetadata = NixlMetadataCodec.decode(remoteMetadata.nixlMetadata(), connector.options().maxMetadataSize());
+            // Read-only (shared with the codec's recent envelopes): the agent only reads it, or keeps it unchanged.
+            agentMetadata = NixlMetadataCodec.decodeShared(remoteMetadata.nixlMetadata(),
+                    connector.options().maxMetadataSize());
         } catch (InvalidMetadataException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
@@ -88,14 +89,8 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         acquireLocal();
         try {
             remote = new Remote(connection, agentMetadata);
-            int pairs = localDescriptors().size();
-            List<MemoryRegion> local = new ArrayList<>(pairs);
-            List<MemoryRegion> peer = new ArrayList<>(pairs);
-            for (int i = 0; i < pairs; i++) {
-                local.add(localDescriptors().get(i).region());
-                SerializedDescriptor remoteDescriptor = remoteMetadata.descriptors().get(i);
-                peer.add(Descriptor.region(remoteDescriptor.toDevice(), remoteDescriptor.ptr(), remoteDescriptor.size()));
-            }
+            List<MemoryRegion> local = localRegions();
+            List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
             setStatus(OperationStatus.IN_PROGRESS);
             handle = connection.agent().postTransfer(op, local, remote.name(), peer,
@@ -121,6 +116,20 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         finish(OperationStatus.ERRORED, new TransferTimeoutException(getClass().getSimpleName()
                 + " did not complete within the operation timeout of " + connector.options().operationTimeout()
                 + " (peer '" + remote.name() + "')"));
+    }
+
+    /** The peer's regions, as an immutable list handed over to the transport. */
+    private static List<MemoryRegion> peerRegions(List<SerializedDescriptor> descriptors) {
+        if (descriptors.size() == 1) {
+            SerializedDescriptor only = descriptors.get(0);
+            return List.of(Descriptor.region(only.toDevice(), only.ptr(), only.size()));
+        }
+        MemoryRegion[] regions = new MemoryRegion[descriptors.size()];
+        for (int i = 0; i < regions.length; i++) {
+            SerializedDescriptor descriptor = descriptors.get(i);
+            regions[i] = Descriptor.region(descriptor.toDevice(), descriptor.ptr(), descriptor.size());
+        }
+        return List.of(regions);
     }
 
     /**

@@ -145,7 +145,7 @@ final class CompactJson {
                     || (kind != OperationKind.READ.value() && kind != OperationKind.WRITE.value())) {
                 return null;
             }
-            return new RdmaMetadata(descriptors, nixlMetadata, notificationKey, OperationKind.fromValue((int) kind));
+            return RdmaMetadata.ofParsed(descriptors, nixlMetadata, notificationKey, OperationKind.fromValue((int) kind));
         }
 
         private List<SerializedDescriptor> descriptors() {

@@ -126,7 +126,7 @@ public final class Connector implements AutoCloseable {
     }
 
     public ReadableOperation createReadable(List<Descriptor> localDescriptors) {
-        return register(() -> new ReadableOperation(this, localDescriptors));
+        return (ReadableOperation) register(READABLE, localDescriptors, null, 1);
     }
 
     /**
@@ -144,7 +144,7 @@ public final class Connector implements AutoCloseable {
         if (readers < 1) {
             throw new IllegalArgumentException("Argument `readers` must be at least 1, was " + readers + ".");
         }
-        return register(() -> new ReadableOperation(this, localDescriptors, readers));
+        return (ReadableOperation) register(READABLE, localDescriptors, null, readers);
     }
 
     /** Publishes local buffers for a peer to write into. */
@@ -153,7 +153,7 @@ public final class Connector implements AutoCloseable {
     }
 
     public WritableOperation createWritable(List<Descriptor> localDescriptors) {
-        return register(() -> new WritableOperation(this, localDescriptors));
+        return (WritableOperation) register(WRITABLE, localDescriptors, null, 1);
     }
 
     /** Starts reading a peer's readable buffers into local ones (same count, pairwise same sizes). */
@@ -162,14 +162,14 @@ public final class Connector implements AutoCloseable {
     }
 
     public ReadOperation beginRead(RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
-        ReadOperation operation = register(() -> new ReadOperation(this, remoteMetadata, localDescriptors));
+        ReadOperation operation = (ReadOperation) register(READ, localDescriptors, remoteMetadata, 1);
         startActive(operation);
         return operation;
     }
 
     /** Starts writing local buffers into a peer's writable buffers (same count, pairwise same sizes). */
     public WriteOperation beginWrite(List<Descriptor> localDescriptors, RdmaMetadata remoteMetadata) {
-        WriteOperation operation = register(() -> new WriteOperation(this, localDescriptors, remoteMetadata));
+        WriteOperation operation = (WriteOperation) register(WRITE, localDescriptors, remoteMetadata, 1);
         startActive(operation);
         return operation;
     }
@@ -178,23 +178,32 @@ public final class Connector implements AutoCloseable {
         return beginWrite(asList(new Descriptor[] {localDescriptor}), remoteMetadata);
     }
 
+    /** Immutable when it can be (the operation then keeps it instead of copying it); nulls are left to its checks. */
     private static List<Descriptor> asList(Descriptor[] descriptors) {
         if (descriptors == null) {
             return null;
         }
-        return Arrays.asList(descriptors);
+        for (Descriptor descriptor : descriptors) {
+            if (descriptor == null) {
+                return Arrays.asList(descriptors);
+            }
+        }
+        return List.of(descriptors);
     }
 
     private void startActive(ActiveOperation operation) {
         operation.start();
     }
 
-    private interface OperationFactory<T extends AbstractOperation> {
-        T create();
-    }
+    // What register creates: a switch, not a factory lambda (one more object per operation).
+    private static final int READABLE = 0;
+    private static final int WRITABLE = 1;
+    private static final int READ = 2;
+    private static final int WRITE = 3;
 
     /** Counts the operation in flight (refusing it when closing or over the limit), then creates it. */
-    private <T extends AbstractOperation> T register(OperationFactory<T> factory) {
+    private AbstractOperation register(int what, List<Descriptor> localDescriptors, RdmaMetadata remoteMetadata,
+            int readers) {
         if (!accepting) {
             throw new ConnectorClosedException("Connector '" + workerId + "' is " + (closed ? "closed" : "shutting down")
                     + "; no new operations are accepted");
@@ -206,9 +215,14 @@ public final class Connector implements AutoCloseable {
                     + options.maxInFlightOperations() + " (maxInFlightOperations); wait for some to finish",
                     options.maxInFlightOperations());
         }
-        T operation;
+        AbstractOperation operation;
         try {
-            operation = factory.create();
+            operation = switch (what) {
+                case READABLE -> new ReadableOperation(this, localDescriptors, readers);
+                case WRITABLE -> new WritableOperation(this, localDescriptors);
+                case READ -> new ReadOperation(this, remoteMetadata, localDescriptors);
+                default -> new WriteOperation(this, localDescriptors, remoteMetadata);
+            };
         } catch (RuntimeException | Error e) {
             inFlightCount.decrementAndGet();
             throw e;

@@ -28,21 +28,22 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     /** {@code peers}: how many peers' notifications complete the operation (fan-out readables), at least 1. */
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, int peers) {
-        super(connector, kind, checkLocal(localDescriptors), newNotificationKey());
+        this(connector, kind, localDescriptors, peers, NotificationKeys.next());
+    }
+
+    /** {@code key}: a new notification key's ASCII bytes, handed to the transport as they are. */
+    private PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, int peers,
+            byte[] key) {
+        super(connector, kind, checkLocal(localDescriptors), new String(key, StandardCharsets.ISO_8859_1));
         if (peers < 1) {
             throw new IllegalArgumentException("Argument `readers` must be at least 1, was " + peers + ".");
         }
         this.peers = peers;
         acquireLocal();
-        List<MemoryRegion> regions = new ArrayList<>(localDescriptors.size());
-        for (Descriptor descriptor : localDescriptors) {
-            regions.add(descriptor.region());
-        }
         TransferOp access = kind == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
         PassiveWindow opened;
         try {
-            opened = connection.agent().openWindow(access, regions, notificationKey().getBytes(StandardCharsets.UTF_8),
-                    peers);
+            opened = connection.agent().openWindow(access, localRegions(), key, peers);
         } catch (RuntimeException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
@@ -65,14 +66,6 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     }
 
     /**
-     * 128 random bits as 32 hex digits. The key is also the embedded transport's credential for this operation's
-     * memory (a random UUID has only 122).
-     */
-    private static String newNotificationKey() {
-        return NotificationKeys.next();
-    }
-
-    /**
      * What the peer needs: this side's descriptors, agent metadata ({@code b64:} + zlib), the notification
      * key and the kind. Send it as JSON ({@link RdmaMetadata#toJson()} or any Jackson mapper).
      */
@@ -88,9 +81,15 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     public final synchronized RdmaMetadata metadata(boolean hexEncode) {
         RdmaMetadata cached = hexEncode ? hexMetadata : metadata;
         if (cached == null) {
-            List<SerializedDescriptor> descriptors = new ArrayList<>();
-            for (Descriptor descriptor : localDescriptors()) {
-                descriptors.add(descriptor.metadata());
+            List<Descriptor> locals = localDescriptors();
+            List<SerializedDescriptor> descriptors;
+            if (locals.size() == 1) {
+                descriptors = List.of(locals.get(0).metadata());
+            } else {
+                descriptors = new ArrayList<>(locals.size());
+                for (Descriptor descriptor : locals) {
+                    descriptors.add(descriptor.metadata());
+                }
             }
             cached = hexEncode
                     ? RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind(), true)

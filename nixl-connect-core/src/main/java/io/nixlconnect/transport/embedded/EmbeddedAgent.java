@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** One embedded agent: registrations, windows by notification, peers by name, transfers in flight. */
@@ -28,7 +27,7 @@ final class EmbeddedAgent implements TransportAgent {
     private final Map<String, LoadedPeer> remotes = new ConcurrentHashMap<>();
     /** The peer loaded last: every active operation loads its peer, nearly always the same one as before. */
     private volatile LoadedPeer lastLoaded;
-    private final List<EmbeddedWindow> windows = new CopyOnWriteArrayList<>();
+    /** The open windows, by notification (the only table of them: a second list cost two array copies per window). */
     private final Map<NotificationKey, EmbeddedWindow> windowsByNotification = new ConcurrentHashMap<>();
     private final Set<EmbeddedTransfer> transfers = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -52,7 +51,7 @@ final class EmbeddedAgent implements TransportAgent {
     public Map<String, Object> details() {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("registeredRegions", registered.size());
-        details.put("openWindows", windows.size());
+        details.put("openWindows", windowsByNotification.size());
         details.put("transfersInFlight", transfers.size());
         details.put("remoteAgents", remotes.size());
         details.put("tls", transport.authentication().usesTls());
@@ -187,13 +186,12 @@ final class EmbeddedAgent implements TransportAgent {
             }
         }
         requireCredential(notification);
-        NotificationKey key = NotificationKey.copyOf(notification);
+        NotificationKey key = NotificationKey.of(notification); // handed over by the caller: kept, not copied
         EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key, notifications);
         if (windowsByNotification.putIfAbsent(key, window) != null) {
             // Without the key: it is the window's credential.
             throw new TransportException("A passive operation waiting for this notification is already open");
         }
-        windows.add(window);
         if (closed) {
             window.close();
         }
@@ -201,7 +199,6 @@ final class EmbeddedAgent implements TransportAgent {
     }
 
     void windowClosed(EmbeddedWindow window) {
-        windows.remove(window);
         windowsByNotification.remove(window.notification(), window);
     }
 
@@ -255,7 +252,7 @@ final class EmbeddedAgent implements TransportAgent {
         for (EmbeddedTransfer transfer : List.copyOf(transfers)) {
             transfer.cancel();
         }
-        for (EmbeddedWindow window : List.copyOf(windows)) {
+        for (EmbeddedWindow window : List.copyOf(windowsByNotification.values())) {
             window.close();
         }
         registered.clear();

@@ -67,6 +67,10 @@ final class EmbeddedTransfer implements TransferHandle {
         }
     }
 
+    /**
+     * {@code notification} is kept as it is (the caller of {@link io.nixlconnect.transport.TransportAgent#postTransfer}
+     * hands it over); {@code local} is copied unless immutable already.
+     */
     EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, LoadedPeer peer,
             List<MemoryRegion> remote, byte[] notification) {
         this.agent = agent;
@@ -81,7 +85,7 @@ final class EmbeddedTransfer implements TransferHandle {
             remoteAddresses[i] = remote.get(i).address();
             lengths[i] = remote.get(i).length();
         }
-        this.notification = notification.clone();
+        this.notification = notification;
     }
 
     /** The peer's {@code host:port}. */
