@@ -63,8 +63,8 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             }
         }
         DeviceKind remoteKind = remoteDescriptors.get(0).toDevice().kind();
-        for (SerializedDescriptor descriptor : remoteDescriptors) {
-            if (descriptor.toDevice().kind() != remoteKind) {
+        for (int i = 1; i < remoteDescriptors.size(); i++) { // by index: no iterator per operation
+            if (remoteDescriptors.get(i).toDevice().kind() != remoteKind) {
                 throw new IllegalArgumentException("All remote descriptors must have the same memory kind");
             }
         }

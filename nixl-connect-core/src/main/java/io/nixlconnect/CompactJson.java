@@ -152,17 +152,25 @@ final class CompactJson {
             if (!next('[')) {
                 return null;
             }
-            List<SerializedDescriptor> descriptors = new ArrayList<>(2);
             if (next(']')) {
-                return descriptors;
+                return new ArrayList<>(0);
             }
-            do {
+            SerializedDescriptor first = descriptor();
+            if (first == null) {
+                return null;
+            }
+            if (next(']')) {
+                return List.of(first); // the usual one descriptor: no array list and its array
+            }
+            List<SerializedDescriptor> descriptors = new ArrayList<>();
+            descriptors.add(first);
+            while (next(',')) {
                 SerializedDescriptor descriptor = descriptor();
                 if (descriptor == null) {
                     return null;
                 }
                 descriptors.add(descriptor);
-            } while (next(','));
+            }
             return next(']') ? descriptors : null;
         }
 

@@ -1,5 +1,6 @@
 package io.nixlconnect.transport;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -37,6 +38,14 @@ public interface TransportAgent extends AutoCloseable {
      * it. The raw bytes: the caller compresses and encodes them for the wire.
      */
     byte[] localMetadata();
+
+    /**
+     * Whether {@link #localMetadata()} would return bytes equal to {@code known} now: lets a caller that encoded it
+     * once (every passive operation publishes it) skip fetching a fresh copy. Default: compares a fresh copy.
+     */
+    default boolean localMetadataEquals(byte[] known) {
+        return Arrays.equals(known, localMetadata());
+    }
 
     /**
      * Loads a peer from its metadata, so transfers can target it. Idempotent and cheap when the same metadata is

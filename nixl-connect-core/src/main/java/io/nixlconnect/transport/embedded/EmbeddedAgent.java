@@ -104,6 +104,13 @@ final class EmbeddedAgent implements TransportAgent {
         return metadata.clone();
     }
 
+    /** Without a copy: this agent's metadata never changes. */
+    @Override
+    public boolean localMetadataEquals(byte[] known) {
+        ensureOpen();
+        return Arrays.equals(known, metadata);
+    }
+
     @Override
     public String loadRemoteAgent(byte[] peerMetadata) {
         ensureOpen();

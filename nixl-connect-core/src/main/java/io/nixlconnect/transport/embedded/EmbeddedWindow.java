@@ -33,9 +33,11 @@ final class EmbeddedWindow implements PassiveWindow {
     private volatile boolean ended;
     /** Made only when {@link #notified()} is asked for. */
     private volatile CompletableFuture<Void> notified;
-    // Links streaming inside now: a list, as there are rarely more than one or two (a set's table and nodes were
-    // allocated for every operation); a link enters at most once at a time, so removal by identity is exact.
-    private final List<Link> inside = new ArrayList<>(2);
+    // Links streaming inside now: nearly always none or one, so one field, and a list only for more (a set's table
+    // and nodes, then a list, were allocated for every operation); a link enters at most once at a time, so removal
+    // by identity is exact. Guarded by this.
+    private Link inside;
+    private List<Link> moreInside;
     private int granted;
     private final int expected;
     private int received;
@@ -88,8 +90,13 @@ final class EmbeddedWindow implements PassiveWindow {
         }
         if (grant) {
             granted++;
+        } else if (inside == null) {
+            inside = link;
         } else {
-            inside.add(link);
+            if (moreInside == null) {
+                moreInside = new ArrayList<>(2);
+            }
+            moreInside.add(link);
         }
         path = grant ? SameHostPeer.CROSS_MEMORY_ATTACH : SameHostPeer.TCP;
         return true;
@@ -102,8 +109,10 @@ final class EmbeddedWindow implements PassiveWindow {
     synchronized void exit(Link link, boolean grant) {
         if (grant) {
             granted--;
-        } else {
-            inside.remove(link);
+        } else if (inside == link) {
+            inside = moreInside == null || moreInside.isEmpty() ? null : moreInside.remove(moreInside.size() - 1);
+        } else if (moreInside != null) {
+            moreInside.remove(link);
         }
         notifyAll();
     }
@@ -245,7 +254,15 @@ final class EmbeddedWindow implements PassiveWindow {
                 return;
             }
             closed = true;
-            toAbort = inside.isEmpty() ? List.of() : new ArrayList<>(inside);
+            if (inside == null) {
+                toAbort = List.of();
+            } else {
+                toAbort = new ArrayList<>(1 + (moreInside == null ? 0 : moreInside.size()));
+                toAbort.add(inside);
+                if (moreInside != null) {
+                    toAbort.addAll(moreInside);
+                }
+            }
         }
         agent.windowClosed(this);
         for (Link link : toAbort) {
@@ -254,7 +271,7 @@ final class EmbeddedWindow implements PassiveWindow {
         synchronized (this) {
             long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
             boolean interrupted = false;
-            while (!inside.isEmpty() || granted > 0) {
+            while (inside != null || granted > 0) { // inside is null only once moreInside is empty too
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new TransportException(granted > 0

@@ -80,4 +80,32 @@ class EmbeddedWindowTest {
             closing.get(10, TimeUnit.SECONDS);
         }
     }
+
+    @Test
+    void closeAbortsEveryStreamingConnectionAndWaitsForTheLastThread() throws Exception {
+        EmbeddedWindow window = window();
+        try (SocketChannel first = SocketChannel.open(); Link firstLink = Link.plain(first);
+             SocketChannel second = SocketChannel.open(); Link secondLink = Link.plain(second);
+             SocketChannel third = SocketChannel.open(); Link thirdLink = Link.plain(third)) {
+            assertThat(window.enter(firstLink, false)).isTrue();
+            assertThat(window.enter(secondLink, false)).isTrue();
+            window.exit(firstLink, false); // the first one left: the second one is still inside
+            assertThat(window.enter(thirdLink, false)).isTrue();
+            assertThat(window.enter(firstLink, false)).isTrue(); // and the first one came back
+            window.exit(thirdLink, false);
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while ((first.isOpen() || second.isOpen()) && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(first.isOpen()).as("close cuts every streaming thread's connection").isFalse();
+            assertThat(second.isOpen()).isFalse();
+            assertThat(third.isOpen()).as("a link that left is not touched").isTrue();
+            window.exit(secondLink, false);
+            Thread.sleep(100);
+            assertThat(closing).as("one thread is still inside").isNotDone();
+            window.exit(firstLink, false);
+            closing.get(10, TimeUnit.SECONDS);
+        }
+    }
 }
