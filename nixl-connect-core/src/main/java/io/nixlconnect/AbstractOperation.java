@@ -22,11 +22,9 @@ import java.util.function.Consumer;
 abstract sealed class AbstractOperation implements Operation permits PassiveOperation, ActiveOperation {
 
     final Connector connector;
-    final Connection connection;
     private final OperationKind kind;
     private final List<Descriptor> localDescriptors;
     private final String notificationKey;
-    private final DeviceKind deviceKind;
     private final long totalBytes;
     // Plain volatile fields updated through VarHandles: an Atomic* wrapper each was one more object per operation.
     private volatile OperationStatus status = OperationStatus.UNINITIALIZED;
@@ -50,11 +48,19 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     private int usesAcquired;
     private boolean draining; // guarded by hooks
 
+    /** The connector's connection (not a field: every object per operation is counted, and so is its size). */
+    final Connection connection() {
+        return connector.connection();
+    }
+
     /** Book-keeping with the connector: NEW until counted in flight, ENDED once finished. */
     static final int NEW = 0;
     static final int COUNTED = 1;
     static final int ENDED = 2;
     private volatile int tracking = NEW;
+    /** The connector's list of operations in flight. Guarded by the connector's lock of that list. */
+    AbstractOperation previousInFlight;
+    AbstractOperation nextInFlight;
     private static final VarHandle STATUS;
     private static final VarHandle TRACKING;
 
@@ -80,11 +86,9 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     AbstractOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, String notificationKey) {
         this.connector = connector;
-        this.connection = connector.connection();
         this.kind = kind;
         this.localDescriptors = List.copyOf(localDescriptors);
         this.notificationKey = notificationKey;
-        this.deviceKind = localDescriptors.get(0).device().kind();
         long total = 0;
         for (Descriptor descriptor : localDescriptors) {
             total = Math.addExact(total, descriptor.size());
@@ -145,7 +149,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 usesAcquired++;
             }
             // Counted holds, not a Lease object each: the operation knows which regions it holds.
-            RegistrationCache cache = connection.registrations();
+            RegistrationCache cache = connection().registrations();
             heldIn = cache;
             for (Descriptor descriptor : localDescriptors) {
                 cache.hold(descriptor.registrationRegion());
@@ -319,7 +323,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public DeviceKind deviceKind() {
-        return deviceKind;
+        return localDescriptors.get(0).device().kind(); // all alike (checkLocal): not a field of its own
     }
 
     @Override

@@ -88,12 +88,12 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         }
         acquireLocal();
         try {
-            remote = new Remote(connection, agentMetadata);
+            remote = new Remote(connection(), agentMetadata);
             List<MemoryRegion> local = localRegions();
             List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
             setStatus(OperationStatus.IN_PROGRESS);
-            handle = connection.agent().postTransfer(op, local, remote.name(), peer,
+            handle = connection().agent().postTransfer(op, local, remote.name(), peer,
                     notificationKey().getBytes(StandardCharsets.UTF_8));
         } catch (TransportException e) {
             // The peer cannot be reached or refused the request: that is the operation's outcome, reported

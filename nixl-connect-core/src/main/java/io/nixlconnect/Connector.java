@@ -50,7 +50,12 @@ public final class Connector implements AutoCloseable {
     private final Transport transport;
     private final Connection defaultConnection;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
-    private final Set<AbstractOperation> inFlight = ConcurrentHashMap.newKeySet();
+    /**
+     * Operations in flight, linked through their own fields: a set's node per operation was one more object each. The
+     * lock is held for a few pointer moves per operation start and end.
+     */
+    private final Object inFlightLock = new Object();
+    private AbstractOperation firstInFlight; // guarded by inFlightLock
     private final AtomicInteger inFlightCount = new AtomicInteger();
     private final List<OperationListener> listeners = new CopyOnWriteArrayList<>();
     private final ScheduledThreadPoolExecutor scheduler;
@@ -227,12 +232,12 @@ public final class Connector implements AutoCloseable {
             inFlightCount.decrementAndGet();
             throw e;
         }
-        inFlight.add(operation);
+        link(operation);
         if (operation.compareAndSetTracking(AbstractOperation.NEW, AbstractOperation.COUNTED)) {
             notifyListeners(operation, true);
         } else {
             // It ended before we counted it: settle its books here, as operationEnded left them to us.
-            inFlight.remove(operation);
+            unlink(operation);
             inFlightCount.decrementAndGet();
             notifyListeners(operation, true);
             notifyListeners(operation, false);
@@ -246,10 +251,47 @@ public final class Connector implements AutoCloseable {
     /** Called exactly once per operation when it reaches a terminal status. */
     void operationEnded(AbstractOperation operation) {
         if (operation.getAndSetTracking(AbstractOperation.ENDED) == AbstractOperation.COUNTED) {
-            inFlight.remove(operation);
+            unlink(operation);
             inFlightCount.decrementAndGet();
             notifyListeners(operation, false);
         }
+    }
+
+    private void link(AbstractOperation operation) {
+        synchronized (inFlightLock) {
+            operation.nextInFlight = firstInFlight;
+            if (firstInFlight != null) {
+                firstInFlight.previousInFlight = operation;
+            }
+            firstInFlight = operation;
+        }
+    }
+
+    /** Called once per linked operation (the tracking state decides who). */
+    private void unlink(AbstractOperation operation) {
+        synchronized (inFlightLock) {
+            if (operation.previousInFlight == null) {
+                firstInFlight = operation.nextInFlight;
+            } else {
+                operation.previousInFlight.nextInFlight = operation.nextInFlight;
+            }
+            if (operation.nextInFlight != null) {
+                operation.nextInFlight.previousInFlight = operation.previousInFlight;
+            }
+            operation.previousInFlight = null;
+            operation.nextInFlight = null;
+        }
+    }
+
+    /** The operations in flight now. */
+    private List<AbstractOperation> inFlight() {
+        List<AbstractOperation> all = new ArrayList<>();
+        synchronized (inFlightLock) {
+            for (AbstractOperation operation = firstInFlight; operation != null; operation = operation.nextInFlight) {
+                all.add(operation);
+            }
+        }
+        return all;
     }
 
     private void notifyListeners(AbstractOperation operation, boolean started) {
@@ -346,7 +388,7 @@ public final class Connector implements AutoCloseable {
     public boolean shutdown(Duration grace) {
         accepting = false;
         List<CompletableFuture<Void>> pending = new ArrayList<>();
-        for (AbstractOperation operation : inFlight) {
+        for (AbstractOperation operation : inFlight()) {
             pending.add(operation.completion().exceptionally(error -> null));
         }
         boolean drained = true;
@@ -376,7 +418,7 @@ public final class Connector implements AutoCloseable {
             accepting = false;
             closed = true;
         }
-        for (AbstractOperation operation : List.copyOf(inFlight)) {
+        for (AbstractOperation operation : inFlight()) {
             try {
                 operation.close();
             } catch (RuntimeException e) {

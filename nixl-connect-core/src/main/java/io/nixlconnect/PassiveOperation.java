@@ -43,7 +43,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         TransferOp access = kind == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
         PassiveWindow opened;
         try {
-            opened = connection.agent().openWindow(access, localRegions(), key, peers);
+            opened = connection().agent().openWindow(access, localRegions(), key, peers);
         } catch (RuntimeException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
@@ -92,8 +92,8 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
                 }
             }
             cached = hexEncode
-                    ? RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind(), true)
-                    : connection.publish(descriptors, notificationKey(), operationKind());
+                    ? RdmaMetadata.of(descriptors, connection().metadata(), notificationKey(), operationKind(), true)
+                    : connection().publish(descriptors, notificationKey(), operationKind());
             if (hexEncode) {
                 hexMetadata = cached;
             } else {

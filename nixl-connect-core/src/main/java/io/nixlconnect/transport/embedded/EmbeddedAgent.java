@@ -8,11 +8,11 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -29,7 +29,13 @@ final class EmbeddedAgent implements TransportAgent {
     private volatile LoadedPeer lastLoaded;
     /** The open windows, by notification (the only table of them: a second list cost two array copies per window). */
     private final Map<NotificationKey, EmbeddedWindow> windowsByNotification = new ConcurrentHashMap<>();
-    private final Set<EmbeddedTransfer> transfers = ConcurrentHashMap.newKeySet();
+    /**
+     * Transfers in flight, linked through their own fields (a set's node per transfer was one more object each).
+     * Guarded by this list's lock, held for a few pointer moves per transfer start and end.
+     */
+    private final Object transfersLock = new Object();
+    private EmbeddedTransfer firstTransfer;
+    private int transferCount;
     private volatile boolean closed;
 
     EmbeddedTransport transport() {
@@ -52,7 +58,9 @@ final class EmbeddedAgent implements TransportAgent {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("registeredRegions", registered.size());
         details.put("openWindows", windowsByNotification.size());
-        details.put("transfersInFlight", transfers.size());
+        synchronized (transfersLock) {
+            details.put("transfersInFlight", transferCount);
+        }
         details.put("remoteAgents", remotes.size());
         details.put("tls", transport.authentication().usesTls());
         details.put("sharedSecret", transport.authentication().requiresSecret());
@@ -160,14 +168,36 @@ final class EmbeddedAgent implements TransportAgent {
             }
         }
         EmbeddedTransfer transfer = new EmbeddedTransfer(this, op, local, peer, remote, notification);
-        transfers.add(transfer);
+        synchronized (transfersLock) {
+            transfer.nextInAgent = firstTransfer;
+            if (firstTransfer != null) {
+                firstTransfer.previousInAgent = transfer;
+            }
+            firstTransfer = transfer;
+            transferCount++;
+        }
         transport.submit(transfer);
         return transfer;
     }
 
     /** Called once by a transfer that has ended: it is no longer in flight. */
     void transferEnded(EmbeddedTransfer transfer) {
-        transfers.remove(transfer);
+        synchronized (transfersLock) {
+            if (transfer.previousInAgent == null && firstTransfer != transfer) {
+                return; // not linked
+            }
+            if (transfer.previousInAgent == null) {
+                firstTransfer = transfer.nextInAgent;
+            } else {
+                transfer.previousInAgent.nextInAgent = transfer.nextInAgent;
+            }
+            if (transfer.nextInAgent != null) {
+                transfer.nextInAgent.previousInAgent = transfer.previousInAgent;
+            }
+            transfer.previousInAgent = null;
+            transfer.nextInAgent = null;
+            transferCount--;
+        }
     }
 
     private boolean isRegistered(MemoryRegion region) {
@@ -256,7 +286,13 @@ final class EmbeddedAgent implements TransportAgent {
             return;
         }
         closed = true;
-        for (EmbeddedTransfer transfer : List.copyOf(transfers)) {
+        List<EmbeddedTransfer> inFlight = new ArrayList<>();
+        synchronized (transfersLock) {
+            for (EmbeddedTransfer transfer = firstTransfer; transfer != null; transfer = transfer.nextInAgent) {
+                inFlight.add(transfer);
+            }
+        }
+        for (EmbeddedTransfer transfer : inFlight) {
             transfer.cancel();
         }
         for (EmbeddedWindow window : List.copyOf(windowsByNotification.values())) {

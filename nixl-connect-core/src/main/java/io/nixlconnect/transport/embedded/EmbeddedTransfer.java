@@ -50,6 +50,9 @@ final class EmbeddedTransfer implements TransferHandle {
     private volatile String path;
     /** How the pool handed this transfer to its workers; null while it waits in the queue for a connection. */
     private volatile PeerPool.Dispatch dispatch;
+    /** The agent's list of transfers in flight; guarded by its lock. */
+    EmbeddedTransfer previousInAgent;
+    EmbeddedTransfer nextInAgent;
 
     private static final EndListener ENDED = failure -> { };
     private static final VarHandle STARTED;
