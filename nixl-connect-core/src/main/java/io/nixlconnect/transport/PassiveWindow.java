@@ -10,7 +10,9 @@ public interface PassiveWindow extends AutoCloseable {
 
     /**
      * Calls {@code listener} once when {@link #notified()} completes (at once if it has), with what it completes
-     * with. Default: through {@link #notified()}; a backend that calls it directly spares the stages.
+     * with. The connector registers one listener per window; a backend may refuse a second ({@link
+     * IllegalStateException}). Default: through {@link #notified()}; a backend that calls it directly spares the
+     * stages.
      */
     default void onNotified(EndListener listener) {
         notified().whenComplete((ignored, failure) -> listener.ended(failure));

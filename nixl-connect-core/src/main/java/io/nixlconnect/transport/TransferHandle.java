@@ -18,7 +18,9 @@ public interface TransferHandle {
 
     /**
      * Calls {@code listener} once when the transfer ends (at once if it has), with what {@link #completion()}
-     * completes with. Default: through {@link #completion()}; a backend that calls it directly spares the stages.
+     * completes with. The connector registers one listener per transfer; a backend may refuse a second
+     * ({@link IllegalStateException}). Default: through {@link #completion()}; a backend that calls it directly spares
+     * the stages.
      */
     default void onEnd(EndListener listener) {
         completion().whenComplete((ignored, failure) -> listener.ended(failure));
