@@ -64,6 +64,22 @@ class EmbeddedWindowTest {
     }
 
     @Test
+    void aClosedWindowTellsItsOneListenerAndItsFutureTheSameEnd() {
+        EmbeddedWindow window = window();
+        List<Throwable> told = new java.util.ArrayList<>();
+        window.onNotified(told::add);
+        assertThatThrownBy(() -> window.onNotified(ignored -> { })).as("one listener while it waits")
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(told).isEmpty();
+        window.close();
+        assertThat(told).hasSize(1).first().isInstanceOf(TransportException.class);
+        assertThatThrownBy(() -> window.notified().join()).hasCause(told.get(0));
+        List<Throwable> late = new java.util.ArrayList<>();
+        window.onNotified(late::add); // after the end: told at once
+        assertThat(late).containsExactly(told.get(0));
+    }
+
+    @Test
     void closeAbortsAStreamingConnectionAndWaitsForItsThread() throws Exception {
         EmbeddedWindow window = window();
         try (SocketChannel channel = SocketChannel.open(); Link link = Link.plain(channel)) {
