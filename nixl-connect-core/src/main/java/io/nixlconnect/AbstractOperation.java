@@ -1,17 +1,16 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.EndListener;
+import io.nixlconnect.transport.MemoryRegion;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
@@ -23,27 +22,45 @@ import java.util.function.Consumer;
 abstract sealed class AbstractOperation implements Operation permits PassiveOperation, ActiveOperation {
 
     final Connector connector;
-    final Connection connection;
     private final OperationKind kind;
     private final List<Descriptor> localDescriptors;
     private final String notificationKey;
-    private final DeviceKind deviceKind;
     private final long totalBytes;
     // Plain volatile fields updated through VarHandles: an Atomic* wrapper each was one more object per operation.
     private volatile OperationStatus status = OperationStatus.UNINITIALIZED;
-    private final CompletableFuture<Void> done = new CompletableFuture<>();
-    private final List<RegistrationCache.Lease> leases;
+    /**
+     * The operation's one helper object: its deadline, the transport's end listener, and the monitor that guards
+     * the release of its resources and the waits for its end (not the operation itself: callers may lock that).
+     */
+    final Hooks hooks = new Hooks();
+    /** Made only when {@link #completion()} is asked for: waits use {@code hooks}' monitor. Guarded by hooks. */
+    private CompletableFuture<Void> done;
+    /** What waits throw once the operation has ended other than COMPLETE. Guarded by hooks. */
+    private TransferException outcome;
+    /** Whether the operation has ended and told its waiters (where {@code done} used to complete). Guarded by hooks. */
+    private boolean settled;
+    /** The registrations held for the first {@code held} local descriptors (guarded by hooks once released). */
+    private RegistrationCache heldIn;
+    private int held;
     private final long startNanos = System.nanoTime();
     private volatile long endNanos;
     private volatile Throwable failure;
     private int usesAcquired;
-    private boolean draining; // guarded by leases
+    private boolean draining; // guarded by hooks
+
+    /** The connector's connection (not a field: every object per operation is counted, and so is its size). */
+    final Connection connection() {
+        return connector.connection();
+    }
 
     /** Book-keeping with the connector: NEW until counted in flight, ENDED once finished. */
     static final int NEW = 0;
     static final int COUNTED = 1;
     static final int ENDED = 2;
     private volatile int tracking = NEW;
+    /** The connector's list of operations in flight. Guarded by the connector's lock of that list. */
+    AbstractOperation previousInFlight;
+    AbstractOperation nextInFlight;
     private static final VarHandle STATUS;
     private static final VarHandle TRACKING;
 
@@ -69,12 +86,9 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     AbstractOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, String notificationKey) {
         this.connector = connector;
-        this.connection = connector.connection();
         this.kind = kind;
         this.localDescriptors = List.copyOf(localDescriptors);
-        this.leases = new ArrayList<>(localDescriptors.size());
         this.notificationKey = notificationKey;
-        this.deviceKind = localDescriptors.get(0).device().kind();
         long total = 0;
         for (Descriptor descriptor : localDescriptors) {
             total = Math.addExact(total, descriptor.size());
@@ -112,6 +126,21 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         return descriptors;
     }
 
+    /**
+     * The local descriptors' regions as an immutable list the transport may keep (see {@link
+     * io.nixlconnect.transport.TransportAgent#postTransfer}): for one descriptor, the list it made once.
+     */
+    final List<MemoryRegion> localRegions() {
+        if (localDescriptors.size() == 1) {
+            return localDescriptors.get(0).regionList();
+        }
+        MemoryRegion[] regions = new MemoryRegion[localDescriptors.size()];
+        for (int i = 0; i < regions.length; i++) {
+            regions[i] = localDescriptors.get(i).region();
+        }
+        return List.of(regions);
+    }
+
     /** Marks the descriptors in use and registers them; undone by {@link #releaseLocal()}. */
     final void acquireLocal() {
         try {
@@ -119,9 +148,12 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 descriptor.acquireUse();
                 usesAcquired++;
             }
-            RegistrationCache cache = connection.registrations();
+            // Counted holds, not a Lease object each: the operation knows which regions it holds.
+            RegistrationCache cache = connection().registrations();
+            heldIn = cache;
             for (Descriptor descriptor : localDescriptors) {
-                leases.add(cache.acquire(descriptor.registrationRegion()));
+                cache.hold(descriptor.registrationRegion());
+                held++;
             }
         } catch (RuntimeException e) {
             releaseLocal();
@@ -130,11 +162,11 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     }
 
     private void releaseLocal() {
-        synchronized (leases) {
-            for (RegistrationCache.Lease lease : leases) {
-                lease.release();
+        synchronized (hooks) {
+            for (int i = 0; i < held; i++) {
+                heldIn.release(localDescriptors.get(i).registrationRegion());
             }
-            leases.clear();
+            held = 0;
             Consumer<AutoCloseable> keeper = draining ? memoryKeeper() : null;
             for (int i = 0; i < usesAcquired; i++) {
                 if (draining) {
@@ -150,7 +182,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     /** The operation ended but the transport has not released its memory yet: live uses become draining uses. */
     private void drainLocal() {
-        synchronized (leases) {
+        synchronized (hooks) {
             for (int i = 0; i < usesAcquired; i++) {
                 localDescriptors.get(i).beginDrain();
             }
@@ -182,15 +214,15 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     }
 
     /**
-     * Set, under the {@code leases} monitor that also guards the release, once the thread that ended the operation has
+     * Set, under the {@code hooks} monitor that also guards the release, once the thread that ended the operation has
      * released (or started draining) its resources; a latch for this was two more objects per operation.
      */
-    private boolean resourcesHandedBack; // guarded by leases
+    private boolean resourcesHandedBack; // guarded by hooks
     private volatile Thread finishingThread;
 
     /**
-     * Moves to a terminal status once; the first caller wins. Releases resources, then completes the
-     * future and tells listeners.
+     * Moves to a terminal status once; the first caller wins. Releases resources, then tells waiters (and the
+     * future, if one was asked for) and listeners.
      *
      * @return whether this call ended the operation
      */
@@ -218,17 +250,31 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 released.whenComplete((ignored, error) -> releaseLocal());
             }
             connector.operationEnded(this);
-            synchronized (leases) {
+            synchronized (hooks) {
                 resourcesHandedBack = true;
-                leases.notifyAll();
+                hooks.notifyAll();
             }
         }
-        if (terminal == OperationStatus.COMPLETE) {
-            done.complete(null);
-        } else {
-            done.completeExceptionally(failureException(terminal, cause));
+        TransferException thrown = terminal == OperationStatus.COMPLETE ? null : failureException(terminal, cause);
+        CompletableFuture<Void> future;
+        synchronized (hooks) {
+            outcome = thrown;
+            settled = true;
+            future = done;
+            hooks.notifyAll();
+        }
+        if (future != null) {
+            settle(future, thrown);
         }
         return true;
+    }
+
+    private static void settle(CompletableFuture<Void> future, TransferException thrown) {
+        if (thrown == null) {
+            future.complete(null);
+        } else {
+            future.completeExceptionally(thrown);
+        }
     }
 
     private TransferException failureException(OperationStatus terminal, Throwable cause) {
@@ -277,7 +323,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public DeviceKind deviceKind() {
-        return deviceKind;
+        return localDescriptors.get(0).device().kind(); // all alike (checkLocal): not a field of its own
     }
 
     @Override
@@ -320,36 +366,64 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public CompletableFuture<Void> completion() {
-        return done.copy();
+        CompletableFuture<Void> future;
+        synchronized (hooks) {
+            future = done;
+            if (future == null) {
+                done = future = new CompletableFuture<>();
+                if (settled) {
+                    settle(future, outcome); // nothing depends on it yet: completing it under the monitor is safe
+                }
+            }
+        }
+        return future.copy();
     }
 
     @Override
     public void waitForCompletion() {
         beforeWaiting();
-        try {
-            done.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new TransferException(status(), "Interrupted while waiting for " + this, e);
-        } catch (ExecutionException e) {
-            throw (TransferException) e.getCause();
+        TransferException thrown;
+        synchronized (hooks) {
+            try {
+                while (!settled) {
+                    hooks.wait();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TransferException(status(), "Interrupted while waiting for " + this, e);
+            }
+            thrown = outcome;
+        }
+        if (thrown != null) {
+            throw thrown;
         }
     }
 
     @Override
     public void waitForCompletion(Duration timeout) {
-        try {
-            done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            OperationStatus now = status();
-            throw new WaitTimeoutException(now, getClass().getSimpleName() + " did not end within " + timeout
-                    + " (status " + now + ", notification key fingerprint " + notificationKeyFingerprint()
-                    + "); it goes on");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new TransferException(status(), "Interrupted while waiting for " + this, e);
-        } catch (ExecutionException e) {
-            throw (TransferException) e.getCause();
+        long limit = timeout.toNanos();
+        TransferException thrown;
+        synchronized (hooks) {
+            try {
+                long deadline = System.nanoTime() + limit;
+                while (!settled) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        OperationStatus now = status();
+                        throw new WaitTimeoutException(now, getClass().getSimpleName() + " did not end within " + timeout
+                                + " (status " + now + ", notification key fingerprint " + notificationKeyFingerprint()
+                                + "); it goes on");
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(hooks, left);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TransferException(status(), "Interrupted while waiting for " + this, e);
+            }
+            thrown = outcome;
+        }
+        if (thrown != null) {
+            throw thrown;
         }
     }
 
@@ -364,10 +438,10 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     private void awaitResourcesHandedBack() {
         boolean interrupted = false;
-        synchronized (leases) {
+        synchronized (hooks) {
             while (!resourcesHandedBack) {
                 try {
-                    leases.wait();
+                    hooks.wait();
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
@@ -375,6 +449,27 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Ends the operation ERRORED at its time limit (on the timer thread). */
+    abstract void expire();
+
+    /**
+     * See {@link #hooks}: one object per operation instead of a deadline, its lambda and set node, and the
+     * transport's future stage with its lambda and dependent future.
+     */
+    final class Hooks extends Deadlines.Deadline implements EndListener {
+
+        @Override
+        void expire() {
+            AbstractOperation.this.expire();
+        }
+
+        /** The transfer ended (active) or the window's notifications arrived (passive). */
+        @Override
+        public void ended(Throwable error) {
+            finish(error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error);
         }
     }
 

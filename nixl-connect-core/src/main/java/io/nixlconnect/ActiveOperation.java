@@ -5,8 +5,6 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -20,7 +18,6 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     private final RdmaMetadata remoteMetadata;
     private volatile Remote remote;
     private volatile TransferHandle handle;
-    private volatile Deadlines.Deadline timeout;
 
     ActiveOperation(Connector connector, OperationKind kind, RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
         super(connector, kind, checkPairs(connector, kind, remoteMetadata, localDescriptors), remoteMetadata.notificationKey());
@@ -63,8 +60,8 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             }
         }
         DeviceKind remoteKind = remoteDescriptors.get(0).toDevice().kind();
-        for (SerializedDescriptor descriptor : remoteDescriptors) {
-            if (descriptor.toDevice().kind() != remoteKind) {
+        for (int i = 1; i < remoteDescriptors.size(); i++) { // by index: no iterator per operation
+            if (remoteDescriptors.get(i).toDevice().kind() != remoteKind) {
                 throw new IllegalArgumentException("All remote descriptors must have the same memory kind");
             }
         }
@@ -79,25 +76,21 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         byte[] agentMetadata;
         try {
             // Under this connector's limit, and before anything is registered.
-            agentMetadata = NixlMetadataCodec.decode(remoteMetadata.nixlMetadata(), connector.options().maxMetadataSize());
+            // Read-only (shared with the codec's recent envelopes): the agent only reads it, or keeps it unchanged.
+            agentMetadata = NixlMetadataCodec.decodeShared(remoteMetadata.nixlMetadata(),
+                    connector.options().maxMetadataSize());
         } catch (InvalidMetadataException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
         }
         acquireLocal();
         try {
-            remote = new Remote(connection, agentMetadata);
-            int pairs = localDescriptors().size();
-            List<MemoryRegion> local = new ArrayList<>(pairs);
-            List<MemoryRegion> peer = new ArrayList<>(pairs);
-            for (int i = 0; i < pairs; i++) {
-                local.add(localDescriptors().get(i).region());
-                SerializedDescriptor remoteDescriptor = remoteMetadata.descriptors().get(i);
-                peer.add(Descriptor.region(remoteDescriptor.toDevice(), remoteDescriptor.ptr(), remoteDescriptor.size()));
-            }
+            remote = new Remote(connection(), agentMetadata);
+            List<MemoryRegion> local = localRegions();
+            List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
             setStatus(OperationStatus.IN_PROGRESS);
-            handle = connection.agent().postTransfer(op, local, remote.name(), peer,
+            handle = connection().agent().postTransfer(op, local, remote.name(), peer,
                     notificationKey().getBytes(StandardCharsets.UTF_8));
         } catch (TransportException e) {
             // The peer cannot be reached or refused the request: that is the operation's outcome, reported
@@ -108,15 +101,32 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             finish(OperationStatus.ERRORED, e);
             throw e;
         }
-        Duration limit = connector.options().operationTimeout();
-        timeout = connector.deadlines().arm(limit, () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
-                getClass().getSimpleName() + " did not complete within the operation timeout of "
-                        + limit + " (peer '" + remote.name() + "')")));
+        connector.deadlines().arm(hooks, connector.options().operationTimeout());
         if (status().isTerminal()) {
-            connector.deadlines().disarm(timeout); // ended before the deadline was armed
+            connector.deadlines().disarm(hooks); // ended before the deadline was armed
         }
-        handle.completion().whenComplete((ignored, error) -> finish(
-                error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+        handle.onEnd(hooks);
+    }
+
+    @Override
+    final void expire() {
+        finish(OperationStatus.ERRORED, new TransferTimeoutException(getClass().getSimpleName()
+                + " did not complete within the operation timeout of " + connector.options().operationTimeout()
+                + " (peer '" + remote.name() + "')"));
+    }
+
+    /** The peer's regions, as an immutable list handed over to the transport. */
+    private static List<MemoryRegion> peerRegions(List<SerializedDescriptor> descriptors) {
+        if (descriptors.size() == 1) {
+            SerializedDescriptor only = descriptors.get(0);
+            return List.of(Descriptor.region(only.toDevice(), only.ptr(), only.size()));
+        }
+        MemoryRegion[] regions = new MemoryRegion[descriptors.size()];
+        for (int i = 0; i < regions.length; i++) {
+            SerializedDescriptor descriptor = descriptors.get(i);
+            regions[i] = Descriptor.region(descriptor.toDevice(), descriptor.ptr(), descriptor.size());
+        }
+        return List.of(regions);
     }
 
     /**
@@ -165,10 +175,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
 
     @Override
     final void releaseTransport() {
-        Deadlines.Deadline armed = timeout;
-        if (armed != null) {
-            connector.deadlines().disarm(armed);
-        }
+        connector.deadlines().disarm(hooks);
         TransferHandle posted = handle;
         if (posted != null) {
             posted.cancel();

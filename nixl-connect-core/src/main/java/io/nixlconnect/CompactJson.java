@@ -145,24 +145,32 @@ final class CompactJson {
                     || (kind != OperationKind.READ.value() && kind != OperationKind.WRITE.value())) {
                 return null;
             }
-            return new RdmaMetadata(descriptors, nixlMetadata, notificationKey, OperationKind.fromValue((int) kind));
+            return RdmaMetadata.ofParsed(descriptors, nixlMetadata, notificationKey, OperationKind.fromValue((int) kind));
         }
 
         private List<SerializedDescriptor> descriptors() {
             if (!next('[')) {
                 return null;
             }
-            List<SerializedDescriptor> descriptors = new ArrayList<>(2);
             if (next(']')) {
-                return descriptors;
+                return new ArrayList<>(0);
             }
-            do {
+            SerializedDescriptor first = descriptor();
+            if (first == null) {
+                return null;
+            }
+            if (next(']')) {
+                return List.of(first); // the usual one descriptor: no array list and its array
+            }
+            List<SerializedDescriptor> descriptors = new ArrayList<>();
+            descriptors.add(first);
+            while (next(',')) {
                 SerializedDescriptor descriptor = descriptor();
                 if (descriptor == null) {
                     return null;
                 }
                 descriptors.add(descriptor);
-            } while (next(','));
+            }
             return next(']') ? descriptors : null;
         }
 

@@ -78,7 +78,12 @@ public final class Connection {
      * does not change.
      */
     RdmaMetadata publish(List<SerializedDescriptor> descriptors, String notificationKey, OperationKind kind) {
-        byte[] raw = metadata();
+        TransportAgent current = agent();
+        byte[] known;
+        synchronized (this) {
+            known = publishedRaw;
+        }
+        byte[] raw = known != null && current.localMetadataEquals(known) ? known : current.localMetadata();
         String encoded;
         synchronized (this) {
             if (publishedRaw == null || !Arrays.equals(publishedRaw, raw)) {

@@ -50,7 +50,12 @@ public final class Connector implements AutoCloseable {
     private final Transport transport;
     private final Connection defaultConnection;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
-    private final Set<AbstractOperation> inFlight = ConcurrentHashMap.newKeySet();
+    /**
+     * Operations in flight, linked through their own fields: a set's node per operation was one more object each. The
+     * lock is held for a few pointer moves per operation start and end.
+     */
+    private final Object inFlightLock = new Object();
+    private AbstractOperation firstInFlight; // guarded by inFlightLock
     private final AtomicInteger inFlightCount = new AtomicInteger();
     private final List<OperationListener> listeners = new CopyOnWriteArrayList<>();
     private final ScheduledThreadPoolExecutor scheduler;
@@ -126,7 +131,7 @@ public final class Connector implements AutoCloseable {
     }
 
     public ReadableOperation createReadable(List<Descriptor> localDescriptors) {
-        return register(() -> new ReadableOperation(this, localDescriptors));
+        return (ReadableOperation) register(READABLE, localDescriptors, null, 1);
     }
 
     /**
@@ -144,7 +149,7 @@ public final class Connector implements AutoCloseable {
         if (readers < 1) {
             throw new IllegalArgumentException("Argument `readers` must be at least 1, was " + readers + ".");
         }
-        return register(() -> new ReadableOperation(this, localDescriptors, readers));
+        return (ReadableOperation) register(READABLE, localDescriptors, null, readers);
     }
 
     /** Publishes local buffers for a peer to write into. */
@@ -153,7 +158,7 @@ public final class Connector implements AutoCloseable {
     }
 
     public WritableOperation createWritable(List<Descriptor> localDescriptors) {
-        return register(() -> new WritableOperation(this, localDescriptors));
+        return (WritableOperation) register(WRITABLE, localDescriptors, null, 1);
     }
 
     /** Starts reading a peer's readable buffers into local ones (same count, pairwise same sizes). */
@@ -162,14 +167,14 @@ public final class Connector implements AutoCloseable {
     }
 
     public ReadOperation beginRead(RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
-        ReadOperation operation = register(() -> new ReadOperation(this, remoteMetadata, localDescriptors));
+        ReadOperation operation = (ReadOperation) register(READ, localDescriptors, remoteMetadata, 1);
         startActive(operation);
         return operation;
     }
 
     /** Starts writing local buffers into a peer's writable buffers (same count, pairwise same sizes). */
     public WriteOperation beginWrite(List<Descriptor> localDescriptors, RdmaMetadata remoteMetadata) {
-        WriteOperation operation = register(() -> new WriteOperation(this, localDescriptors, remoteMetadata));
+        WriteOperation operation = (WriteOperation) register(WRITE, localDescriptors, remoteMetadata, 1);
         startActive(operation);
         return operation;
     }
@@ -178,23 +183,32 @@ public final class Connector implements AutoCloseable {
         return beginWrite(asList(new Descriptor[] {localDescriptor}), remoteMetadata);
     }
 
+    /** Immutable when it can be (the operation then keeps it instead of copying it); nulls are left to its checks. */
     private static List<Descriptor> asList(Descriptor[] descriptors) {
         if (descriptors == null) {
             return null;
         }
-        return Arrays.asList(descriptors);
+        for (Descriptor descriptor : descriptors) {
+            if (descriptor == null) {
+                return Arrays.asList(descriptors);
+            }
+        }
+        return List.of(descriptors);
     }
 
     private void startActive(ActiveOperation operation) {
         operation.start();
     }
 
-    private interface OperationFactory<T extends AbstractOperation> {
-        T create();
-    }
+    // What register creates: a switch, not a factory lambda (one more object per operation).
+    private static final int READABLE = 0;
+    private static final int WRITABLE = 1;
+    private static final int READ = 2;
+    private static final int WRITE = 3;
 
     /** Counts the operation in flight (refusing it when closing or over the limit), then creates it. */
-    private <T extends AbstractOperation> T register(OperationFactory<T> factory) {
+    private AbstractOperation register(int what, List<Descriptor> localDescriptors, RdmaMetadata remoteMetadata,
+            int readers) {
         if (!accepting) {
             throw new ConnectorClosedException("Connector '" + workerId + "' is " + (closed ? "closed" : "shutting down")
                     + "; no new operations are accepted");
@@ -206,19 +220,24 @@ public final class Connector implements AutoCloseable {
                     + options.maxInFlightOperations() + " (maxInFlightOperations); wait for some to finish",
                     options.maxInFlightOperations());
         }
-        T operation;
+        AbstractOperation operation;
         try {
-            operation = factory.create();
+            operation = switch (what) {
+                case READABLE -> new ReadableOperation(this, localDescriptors, readers);
+                case WRITABLE -> new WritableOperation(this, localDescriptors);
+                case READ -> new ReadOperation(this, remoteMetadata, localDescriptors);
+                default -> new WriteOperation(this, localDescriptors, remoteMetadata);
+            };
         } catch (RuntimeException | Error e) {
             inFlightCount.decrementAndGet();
             throw e;
         }
-        inFlight.add(operation);
+        link(operation);
         if (operation.compareAndSetTracking(AbstractOperation.NEW, AbstractOperation.COUNTED)) {
             notifyListeners(operation, true);
         } else {
             // It ended before we counted it: settle its books here, as operationEnded left them to us.
-            inFlight.remove(operation);
+            unlink(operation);
             inFlightCount.decrementAndGet();
             notifyListeners(operation, true);
             notifyListeners(operation, false);
@@ -232,10 +251,47 @@ public final class Connector implements AutoCloseable {
     /** Called exactly once per operation when it reaches a terminal status. */
     void operationEnded(AbstractOperation operation) {
         if (operation.getAndSetTracking(AbstractOperation.ENDED) == AbstractOperation.COUNTED) {
-            inFlight.remove(operation);
+            unlink(operation);
             inFlightCount.decrementAndGet();
             notifyListeners(operation, false);
         }
+    }
+
+    private void link(AbstractOperation operation) {
+        synchronized (inFlightLock) {
+            operation.nextInFlight = firstInFlight;
+            if (firstInFlight != null) {
+                firstInFlight.previousInFlight = operation;
+            }
+            firstInFlight = operation;
+        }
+    }
+
+    /** Called once per linked operation (the tracking state decides who). */
+    private void unlink(AbstractOperation operation) {
+        synchronized (inFlightLock) {
+            if (operation.previousInFlight == null) {
+                firstInFlight = operation.nextInFlight;
+            } else {
+                operation.previousInFlight.nextInFlight = operation.nextInFlight;
+            }
+            if (operation.nextInFlight != null) {
+                operation.nextInFlight.previousInFlight = operation.previousInFlight;
+            }
+            operation.previousInFlight = null;
+            operation.nextInFlight = null;
+        }
+    }
+
+    /** The operations in flight now. */
+    private List<AbstractOperation> inFlight() {
+        List<AbstractOperation> all = new ArrayList<>();
+        synchronized (inFlightLock) {
+            for (AbstractOperation operation = firstInFlight; operation != null; operation = operation.nextInFlight) {
+                all.add(operation);
+            }
+        }
+        return all;
     }
 
     private void notifyListeners(AbstractOperation operation, boolean started) {
@@ -332,7 +388,7 @@ public final class Connector implements AutoCloseable {
     public boolean shutdown(Duration grace) {
         accepting = false;
         List<CompletableFuture<Void>> pending = new ArrayList<>();
-        for (AbstractOperation operation : inFlight) {
+        for (AbstractOperation operation : inFlight()) {
             pending.add(operation.completion().exceptionally(error -> null));
         }
         boolean drained = true;
@@ -362,7 +418,7 @@ public final class Connector implements AutoCloseable {
             accepting = false;
             closed = true;
         }
-        for (AbstractOperation operation : List.copyOf(inFlight)) {
+        for (AbstractOperation operation : inFlight()) {
             try {
                 operation.close();
             } catch (RuntimeException e) {

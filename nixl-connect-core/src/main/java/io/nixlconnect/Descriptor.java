@@ -13,6 +13,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -42,6 +43,8 @@ public final class Descriptor implements AutoCloseable {
     private final boolean remote;
     /** This memory as the transport sees it, made once (every operation on the descriptor asks for it). */
     private MemoryRegion region;
+    /** {@code List.of(region())}, made once: a one-descriptor operation hands it to the transport as it is. */
+    private List<MemoryRegion> regionList;
     /** Keeps the caller's buffer reachable while we hold its address. */
     private final Object ref;
     /** Memory this descriptor frees on close: its own allocation, or a GPU buffer handed over with {@link #owning}. */
@@ -398,6 +401,15 @@ public final class Descriptor implements AutoCloseable {
         MemoryRegion made = region;
         if (made == null) {
             region = made = region(device, ptr, size); // immutable: a racing thread at worst makes an equal one
+        }
+        return made;
+    }
+
+    /** {@link #region()} as a one-element immutable list (final fields: safe to share across threads). */
+    List<MemoryRegion> regionList() {
+        List<MemoryRegion> made = regionList;
+        if (made == null) {
+            regionList = made = List.of(region()); // immutable: a racing thread at worst makes an equal one
         }
         return made;
     }

@@ -51,7 +51,7 @@ final class NixlMetadataCodec {
         }
     }
 
-    /** An envelope and what it decodes to (never handed out: callers get copies). */
+    /** An envelope and what it decodes to (handed out only read-only, by {@link #decodeShared}). */
     private record Decoded(String encoded, byte[] bytes) {
     }
 
@@ -131,7 +131,26 @@ final class NixlMetadataCodec {
         }
     }
 
-    /** Decodes and inflates, refusing anything that would inflate beyond {@code maxBytes}. */
+    /**
+     * As {@link #decode}, but the result may be shared with the envelopes remembered here and with other callers:
+     * read-only. For a connector loading its peer (every active operation), which only reads it.
+     */
+    static byte[] decodeShared(String encoded, int maxBytes) {
+        Decoded known = recent(encoded);
+        if (known != null) {
+            if (known.bytes().length > maxBytes) {
+                throw tooLarge(maxBytes);
+            }
+            return known.bytes();
+        }
+        byte[] bytes = inflate(compressed(encoded), maxBytes, true);
+        if (bytes.length <= BUFFER_BYTES) {
+            remember(encoded, bytes);
+        }
+        return bytes;
+    }
+
+    /** Decodes and inflates, refusing anything that would inflate beyond {@code maxBytes}; the result is the caller's. */
     static byte[] decode(String encoded, int maxBytes) {
         Decoded known = recent(encoded);
         if (known != null) {

@@ -29,21 +29,31 @@ final class NotificationKeys {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final byte[] BLOCK = new byte[BLOCK_BYTES];
     private static int used = BLOCK_BYTES; // guarded by BLOCK
+    private static final byte[] HEX_DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
     private NotificationKeys() {
     }
 
-    static String next() {
+    /**
+     * A new key as its 32 ASCII bytes (a passive operation hands them to the transport and makes its string from
+     * them: no hex formatter's builder, no encoding back to bytes).
+     */
+    static byte[] next() {
+        byte[] key = new byte[2 * KEY_BYTES];
         synchronized (BLOCK) {
             if (used == BLOCK_BYTES) {
                 RANDOM.nextBytes(BLOCK);
                 used = 0;
             }
-            String key = HexFormat.of().formatHex(BLOCK, used, used + KEY_BYTES);
+            for (int i = 0; i < KEY_BYTES; i++) {
+                int b = BLOCK[used + i];
+                key[2 * i] = HEX_DIGITS[(b >> 4) & 0xF];
+                key[2 * i + 1] = HEX_DIGITS[b & 0xF];
+            }
             Arrays.fill(BLOCK, used, used + KEY_BYTES, (byte) 0);
             used += KEY_BYTES;
-            return key;
         }
+        return key;
     }
 
     static String fingerprint(String notificationKey) {

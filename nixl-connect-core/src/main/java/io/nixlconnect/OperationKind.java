@@ -24,12 +24,13 @@ public enum OperationKind {
     }
 
     public static OperationKind fromValue(int value) {
-        for (OperationKind kind : values()) {
-            if (kind.value == value) {
-                return kind;
-            }
-        }
-        throw new IllegalArgumentException("Unknown OperationKind value " + value + " (expected 0, 1 or 2)");
+        // A switch, not a search of values(): that clones the array on every call (every parsed document).
+        return switch (value) {
+            case 0 -> UNSPECIFIED;
+            case 1 -> READ;
+            case 2 -> WRITE;
+            default -> throw new IllegalArgumentException("Unknown OperationKind value " + value + " (expected 0, 1 or 2)");
+        };
     }
 
     @Override

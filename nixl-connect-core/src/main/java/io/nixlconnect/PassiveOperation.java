@@ -19,7 +19,6 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     private final PassiveWindow window;
     private final int peers;
-    private final Deadlines.Deadline timeout;
     private RdmaMetadata metadata;
     private RdmaMetadata hexMetadata;
 
@@ -29,21 +28,22 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     /** {@code peers}: how many peers' notifications complete the operation (fan-out readables), at least 1. */
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, int peers) {
-        super(connector, kind, checkLocal(localDescriptors), newNotificationKey());
+        this(connector, kind, localDescriptors, peers, NotificationKeys.next());
+    }
+
+    /** {@code key}: a new notification key's ASCII bytes, handed to the transport as they are. */
+    private PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, int peers,
+            byte[] key) {
+        super(connector, kind, checkLocal(localDescriptors), new String(key, StandardCharsets.ISO_8859_1));
         if (peers < 1) {
             throw new IllegalArgumentException("Argument `readers` must be at least 1, was " + peers + ".");
         }
         this.peers = peers;
         acquireLocal();
-        List<MemoryRegion> regions = new ArrayList<>(localDescriptors.size());
-        for (Descriptor descriptor : localDescriptors) {
-            regions.add(descriptor.region());
-        }
         TransferOp access = kind == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
         PassiveWindow opened;
         try {
-            opened = connection.agent().openWindow(access, regions, notificationKey().getBytes(StandardCharsets.UTF_8),
-                    peers);
+            opened = connection().agent().openWindow(access, localRegions(), key, peers);
         } catch (RuntimeException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
@@ -51,21 +51,18 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         this.window = opened;
         setStatus(OperationStatus.INITIALIZED);
         Duration passiveTimeout = connector.options().passiveTimeout();
-        this.timeout = passiveTimeout == null ? null : connector.deadlines().arm(passiveTimeout,
-                () -> finish(OperationStatus.ERRORED, new TransferTimeoutException(
-                        getClass().getSimpleName() + " was not completed by " + (peers == 1 ? "a peer" : "its peers")
-                                + " within the passive timeout of " + passiveTimeout
-                                + (peers == 1 ? "" : " (" + peersDone() + " of " + peers + " notified)"))));
-        window.notified().whenComplete((ignored, error) -> finish(
-                error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error));
+        if (passiveTimeout != null) {
+            connector.deadlines().arm(hooks, passiveTimeout);
+        }
+        window.onNotified(hooks);
     }
 
-    /**
-     * 128 random bits as 32 hex digits. The key is also the embedded transport's credential for this operation's
-     * memory (a random UUID has only 122).
-     */
-    private static String newNotificationKey() {
-        return NotificationKeys.next();
+    @Override
+    final void expire() {
+        finish(OperationStatus.ERRORED, new TransferTimeoutException(getClass().getSimpleName() + " was not completed by "
+                + (peers == 1 ? "a peer" : "its peers") + " within the passive timeout of "
+                + connector.options().passiveTimeout()
+                + (peers == 1 ? "" : " (" + peersDone() + " of " + peers + " notified)")));
     }
 
     /**
@@ -84,13 +81,19 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     public final synchronized RdmaMetadata metadata(boolean hexEncode) {
         RdmaMetadata cached = hexEncode ? hexMetadata : metadata;
         if (cached == null) {
-            List<SerializedDescriptor> descriptors = new ArrayList<>();
-            for (Descriptor descriptor : localDescriptors()) {
-                descriptors.add(descriptor.metadata());
+            List<Descriptor> locals = localDescriptors();
+            List<SerializedDescriptor> descriptors;
+            if (locals.size() == 1) {
+                descriptors = List.of(locals.get(0).metadata());
+            } else {
+                descriptors = new ArrayList<>(locals.size());
+                for (Descriptor descriptor : locals) {
+                    descriptors.add(descriptor.metadata());
+                }
             }
             cached = hexEncode
-                    ? RdmaMetadata.of(descriptors, connection.metadata(), notificationKey(), operationKind(), true)
-                    : connection.publish(descriptors, notificationKey(), operationKind());
+                    ? RdmaMetadata.of(descriptors, connection().metadata(), notificationKey(), operationKind(), true)
+                    : connection().publish(descriptors, notificationKey(), operationKind());
             if (hexEncode) {
                 hexMetadata = cached;
             } else {
@@ -134,9 +137,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     @Override
     final void releaseTransport() {
-        if (timeout != null) {
-            connector.deadlines().disarm(timeout);
-        }
+        connector.deadlines().disarm(hooks);
         // The window may be null when opening it failed in the constructor.
         if (window != null) {
             window.close();

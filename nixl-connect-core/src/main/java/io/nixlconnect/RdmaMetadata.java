@@ -56,12 +56,16 @@ public final class RdmaMetadata {
      */
     public RdmaMetadata(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
             OperationKind operationKind) {
-        this(descriptors, nixlMetadata, notificationKey, operationKind, null);
+        this(descriptors, nixlMetadata, notificationKey, operationKind, null, false);
     }
 
-    /** {@code decoded}: the agent metadata {@code nixlMetadata} encodes, when the caller has it (not kept); null checks that it decodes. */
+    /**
+     * {@code decoded}: the agent metadata {@code nixlMetadata} encodes, when the caller has it (not kept); null checks
+     * that it decodes. {@code owned}: the caller hands {@code descriptors} over (a list it made and changes no more),
+     * so it is wrapped, not copied.
+     */
     private RdmaMetadata(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
-            OperationKind operationKind, byte[] decoded) {
+            OperationKind operationKind, byte[] decoded, boolean owned) {
         if (descriptors == null) {
             throw new InvalidMetadataException("descriptors", "is missing (null)");
         }
@@ -85,7 +89,7 @@ public final class RdmaMetadata {
         if (operationKind != OperationKind.READ && operationKind != OperationKind.WRITE) {
             throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + operationKind);
         }
-        this.descriptors = Collections.unmodifiableList(new ArrayList<>(descriptors));
+        this.descriptors = Collections.unmodifiableList(owned ? descriptors : new ArrayList<>(descriptors));
         if (decoded == null) { // non-null: we encoded it ourselves, nothing to check
             NixlMetadataCodec.validate(nixlMetadata, MAX_NIXL_METADATA_BYTES);
         }
@@ -116,14 +120,23 @@ public final class RdmaMetadata {
         checkAgentMetadata(agentMetadata);
         byte[] copy = agentMetadata.clone();
         return new RdmaMetadata(descriptors, NixlMetadataCodec.encode(copy, hexEncode), notificationKey, operationKind,
-                copy);
+                copy, false);
     }
 
-    /** Metadata whose agent metadata the caller has already encoded ({@code encoded} is {@code raw}'s encoding; neither is copied). */
+    /**
+     * Metadata whose agent metadata the caller has already encoded ({@code encoded} is {@code raw}'s encoding); the
+     * caller hands {@code descriptors} over. Nothing is copied.
+     */
     static RdmaMetadata ofEncoded(List<SerializedDescriptor> descriptors, byte[] raw, String encoded,
             String notificationKey, OperationKind operationKind) {
         checkAgentMetadata(raw);
-        return new RdmaMetadata(descriptors, encoded, notificationKey, operationKind, raw);
+        return new RdmaMetadata(descriptors, encoded, notificationKey, operationKind, raw, true);
+    }
+
+    /** Parsed metadata: the parser hands {@code descriptors} over (not copied); everything is checked. */
+    static RdmaMetadata ofParsed(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
+            OperationKind operationKind) {
+        return new RdmaMetadata(descriptors, nixlMetadata, notificationKey, operationKind, null, true);
     }
 
     private static void checkAgentMetadata(byte[] agentMetadata) {
@@ -163,7 +176,7 @@ public final class RdmaMetadata {
         if (kind != OperationKind.READ.value() && kind != OperationKind.WRITE.value()) {
             throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + kind);
         }
-        return new RdmaMetadata(parsed, metadata, key, OperationKind.fromValue((int) kind));
+        return ofParsed(parsed, metadata, key, OperationKind.fromValue((int) kind));
     }
 
     /**

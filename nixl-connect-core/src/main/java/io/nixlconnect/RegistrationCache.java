@@ -20,12 +20,22 @@ final class RegistrationCache {
         this.agent = agent;
     }
 
+    /** Registers {@code region} (or counts one more holder of its registration) for a holder that keeps the claim as an object. */
     Lease acquire(MemoryRegion region) {
+        hold(region);
+        return new Lease(region);
+    }
+
+    /**
+     * Registers {@code region} (or counts one more holder of its registration); the caller owes one {@link #release}
+     * of the same region. For holders that track what they hold themselves (operations), without a {@link Lease}.
+     */
+    void hold(MemoryRegion region) {
         synchronized (this) {
             Entry entry = entries.get(region);
             if (entry != null) {
                 entry.holders++;
-                return new Lease(region);
+                return;
             }
         }
         // Registration can be slow (NIXL pins pages); do it outside the lock, then reconcile.
@@ -43,10 +53,10 @@ final class RegistrationCache {
         if (registration != null) {
             registration.close(); // lost a race to an identical registration
         }
-        return new Lease(region);
     }
 
-    private void release(MemoryRegion region) {
+    /** Lets go of one {@link #hold} of {@code region}; the last holder's release deregisters it. */
+    void release(MemoryRegion region) {
         MemoryRegistration toClose = null;
         synchronized (this) {
             Entry entry = entries.get(region);

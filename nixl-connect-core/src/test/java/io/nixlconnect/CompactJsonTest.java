@@ -95,6 +95,10 @@ class CompactJsonTest {
                 "{\"descriptors\":[" + descriptor + "]," + fields + ",\"x\":1}",
                 "{\"descriptors\":[" + descriptor + "]," + fields + "}x", // trailing bytes
                 "{\"descriptors\":[" + descriptor + "]," + fields, // truncated
+                "{\"descriptors\":[" + descriptor + ",]," + fields + "}", // a trailing comma
+                "{\"descriptors\":[" + descriptor + descriptor + "]," + fields + "}", // no comma
+                "{\"descriptors\":[" + descriptor + ",," + descriptor + "]," + fields + "}", // two commas
+                "{\"descriptors\":[" + descriptor + "," + descriptor + "," + fields + "}", // a list not closed
                 "{\"descriptors\":[]," + fields + "}", // refused by validation: Jackson's path words it
                 "{\"descriptors\":[" + descriptor.replace("4096", "0") + "]," + fields + "}", // a null pointer
                 "{\"descriptors\":[" + descriptor + "]," + fields.replace(":1", ":3") + "}", // a bad kind

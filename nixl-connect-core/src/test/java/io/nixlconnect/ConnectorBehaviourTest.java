@@ -257,6 +257,64 @@ class ConnectorBehaviourTest {
     }
 
     @Test
+    void closingTheConnectorCancelsEveryOperationStillInFlight() {
+        Connector connector = new Connector(embedded().build());
+        try (Descriptor buffer = Descriptor.allocate(64)) {
+            List<PassiveOperation> operations = new java.util.ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                operations.add(i % 2 == 0 ? connector.createReadable(buffer) : connector.createWritable(buffer));
+            }
+            // Ended before the close: the newest, one in the middle and the oldest (whatever order they are kept in).
+            for (int i : new int[] {9, 4, 0}) {
+                operations.get(i).close();
+            }
+            assertThat(connector.inFlightOperations()).isEqualTo(7);
+
+            connector.close();
+
+            assertThat(operations).allSatisfy(operation -> assertThat(operation.status()).isEqualTo(OperationStatus.CANCELLED));
+            assertThat(connector.inFlightOperations()).isZero();
+        }
+    }
+
+    @Test
+    void operationsStartedAndEndedFromManyThreadsLeaveNothingInFlight() throws Exception {
+        try (Connector producer = new Connector(embedded().build()); Connector consumer = new Connector(embedded().build());
+             Descriptor source = new Descriptor(TestData.random(256))) {
+            List<Thread> threads = new java.util.ArrayList<>();
+            List<Throwable> failures = new CopyOnWriteArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                Thread thread = new Thread(() -> {
+                    try (Descriptor target = Descriptor.allocate(256)) {
+                        for (int i = 0; i < 100; i++) {
+                            ReadableOperation readable = producer.createReadable(source);
+                            if (i % 3 == 0) {
+                                readable.close(); // ended without a peer
+                                continue;
+                            }
+                            consumer.beginRead(readable.metadata(), target).waitForCompletion(Duration.ofSeconds(10));
+                            readable.waitForCompletion(Duration.ofSeconds(10));
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                });
+                threads.add(thread);
+                thread.start();
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            assertThat(failures).isEmpty();
+            assertThat(producer.inFlightOperations()).isZero();
+            assertThat(consumer.inFlightOperations()).isZero();
+            assertThat(consumer.transportStatus().details()).containsEntry("transfersInFlight", 0)
+                    .containsEntry("openWindows", 0);
+            assertThat(producer.transportStatus().details()).containsEntry("openWindows", 0);
+        }
+    }
+
+    @Test
     void passiveTimeoutEndsAnUnansweredOperation() {
         try (Connector connector = new Connector(embedded().passiveTimeout(Duration.ofMillis(200)).build());
              Descriptor buffer = Descriptor.allocate(8)) {

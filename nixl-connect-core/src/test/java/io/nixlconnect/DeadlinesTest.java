@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
@@ -32,11 +33,11 @@ class DeadlinesTest {
         List<String> expired = new CopyOnWriteArrayList<>();
         CountDownLatch both = new CountDownLatch(2);
         // Far apart, so that a stalled test thread (a busy CI machine) cannot arm "early" after "late" is due.
-        deadlines.arm(Duration.ofMillis(2000), () -> {
+        arm(Duration.ofMillis(2000), () -> {
             expired.add("late");
             both.countDown();
         });
-        deadlines.arm(Duration.ofMillis(20), () -> {
+        arm(Duration.ofMillis(20), () -> {
             expired.add("early");
             both.countDown();
         });
@@ -51,8 +52,8 @@ class DeadlinesTest {
     void aDisarmedDeadlineNeverExpires() throws InterruptedException {
         AtomicInteger disarmedRuns = new AtomicInteger();
         CountDownLatch later = new CountDownLatch(1);
-        Deadlines.Deadline disarmed = deadlines.arm(Duration.ofMillis(20), disarmedRuns::incrementAndGet);
-        deadlines.arm(Duration.ofMillis(100), later::countDown);
+        Deadlines.Deadline disarmed = arm(Duration.ofMillis(20), disarmedRuns::incrementAndGet);
+        arm(Duration.ofMillis(100), later::countDown);
         deadlines.disarm(disarmed);
 
         assertThat(later.await(10, TimeUnit.SECONDS)).isTrue();
@@ -62,7 +63,7 @@ class DeadlinesTest {
     @Test
     void manyArmedDeadlinesShareOneTimerTask() {
         for (int i = 0; i < 1000; i++) {
-            deadlines.arm(Duration.ofMinutes(10).plusMillis(i), () -> { });
+            arm(Duration.ofMinutes(10).plusMillis(i), () -> { });
         }
 
         // One task per deadline would signal the timer thread on every operation.
@@ -72,9 +73,9 @@ class DeadlinesTest {
 
     @Test
     void anEarlierDeadlineReplacesThePendingTask() throws InterruptedException {
-        deadlines.arm(Duration.ofMinutes(10), () -> { });
+        arm(Duration.ofMinutes(10), () -> { });
         CountDownLatch early = new CountDownLatch(1);
-        deadlines.arm(Duration.ofMillis(20), early::countDown);
+        arm(Duration.ofMillis(20), early::countDown);
 
         assertThat(timer.getQueue()).hasSize(1);
         assertThat(early.await(10, TimeUnit.SECONDS)).isTrue();
@@ -86,17 +87,17 @@ class DeadlinesTest {
     @Test
     void anExpiryThatThrowsDoesNotStopTheOthers() throws InterruptedException {
         CountDownLatch second = new CountDownLatch(1);
-        deadlines.arm(Duration.ofMillis(10), () -> {
+        arm(Duration.ofMillis(10), () -> {
             throw new IllegalStateException("expiry failed");
         });
-        deadlines.arm(Duration.ofMillis(30), second::countDown);
+        arm(Duration.ofMillis(30), second::countDown);
 
         assertThat(second.await(10, TimeUnit.SECONDS)).isTrue();
     }
 
     @Test
     void aHugeLimitIsAcceptedAndLeavesTheTimerIdle() {
-        deadlines.arm(Duration.ofSeconds(Long.MAX_VALUE), () -> { });
+        arm(Duration.ofSeconds(Long.MAX_VALUE), () -> { });
 
         assertThat(deadlines.armedCount()).isEqualTo(1);
         assertThat(timer.getQueue()).hasSize(1);
@@ -104,12 +105,54 @@ class DeadlinesTest {
     }
 
     @Test
+    void aDisarmedDeadlineMayBeArmedAgainButNotTwiceAtOnce() throws InterruptedException {
+        CountDownLatch expired = new CountDownLatch(1);
+        Deadlines.Deadline deadline = arm(Duration.ofMinutes(10), expired::countDown);
+        assertThatThrownBy(() -> deadlines.arm(deadline, Duration.ofMillis(1))).isInstanceOf(IllegalStateException.class);
+        deadlines.disarm(deadline);
+        deadlines.disarm(deadline); // harmless
+        assertThat(deadlines.armedCount()).isZero();
+
+        deadlines.arm(deadline, Duration.ofMillis(10));
+
+        assertThat(expired.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(deadlines.armedCount()).isZero();
+    }
+
+    @Test
+    void disarmingInTheMiddleKeepsTheOthersLinked() throws InterruptedException {
+        CountDownLatch kept = new CountDownLatch(2);
+        AtomicInteger disarmedRuns = new AtomicInteger();
+        arm(Duration.ofMillis(30), kept::countDown);
+        Deadlines.Deadline middle = arm(Duration.ofMillis(20), disarmedRuns::incrementAndGet);
+        arm(Duration.ofMillis(10), kept::countDown);
+        deadlines.disarm(middle);
+
+        assertThat(deadlines.armedCount()).isEqualTo(2);
+        assertThat(kept.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(disarmedRuns).hasValue(0);
+        assertThat(deadlines.armedCount()).isZero();
+    }
+
+    @Test
     void armingAfterTheTimerStoppedDoesNotThrow() {
         timer.shutdownNow();
 
-        deadlines.arm(Duration.ofMillis(1), () -> { });
+        arm(Duration.ofMillis(1), () -> { });
 
         assertThat(deadlines.armedCount()).isEqualTo(1);
+    }
+
+    /** Arms a deadline that runs {@code expiry}. */
+    private Deadlines.Deadline arm(Duration limit, Runnable expiry) {
+        Deadlines.Deadline deadline = new Deadlines.Deadline() {
+            @Override
+            void expire() {
+                expiry.run();
+            }
+        };
+        deadlines.arm(deadline, limit);
+        return deadline;
     }
 
     private void awaitNoTimerTask() throws InterruptedException {

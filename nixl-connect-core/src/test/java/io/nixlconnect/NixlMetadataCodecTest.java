@@ -234,6 +234,19 @@ class NixlMetadataCodecTest {
     }
 
     @Test
+    void aSharedDecodingIsTheRememberedBytesUnderTheSameLimit() {
+        byte[] data = TestData.random(300);
+        String encoded = NixlMetadataCodec.encode(data);
+        byte[] first = NixlMetadataCodec.decodeShared(encoded, LIMIT);
+        byte[] second = NixlMetadataCodec.decodeShared(new String(encoded.toCharArray()), LIMIT);
+        assertThat(first).isEqualTo(data);
+        assertThat(second).isSameAs(first); // no copy per operation
+        assertThat(NixlMetadataCodec.decode(encoded, LIMIT)).isEqualTo(data).isNotSameAs(first); // decode still copies
+        assertThatThrownBy(() -> NixlMetadataCodec.decodeShared(encoded, 299)).isInstanceOf(InvalidMetadataException.class)
+                .hasMessageContaining("more than 299 bytes");
+    }
+
+    @Test
     void aParserReusesARememberedEnvelopeOnlyForExactlyItsText() {
         String encoded = NixlMetadataCodec.encode(TestData.random(200));
         NixlMetadataCodec.validate(encoded, LIMIT);

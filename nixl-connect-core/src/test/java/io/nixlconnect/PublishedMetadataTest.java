@@ -3,6 +3,7 @@ package io.nixlconnect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -21,6 +22,18 @@ class PublishedMetadataTest {
             // and it is exactly what decoding the published text gives a peer
             assertThat(RdmaMetadata.fromJson(first.metadata().toJson()).decodeNixlMetadata())
                     .isEqualTo(first.metadata().decodeNixlMetadata());
+        }
+    }
+
+    @Test
+    void theEmbeddedAgentTellsWhetherItsMetadataChangedWithoutACopy() {
+        try (Connector connector = new Connector(ConnectorOptions.builder().transports(EmbeddedSettings.defaults()).build())) {
+            TransportAgent agent = connector.connection().agent();
+            byte[] current = agent.localMetadata();
+            assertThat(agent.localMetadataEquals(current)).isTrue();
+            current[current.length - 1] ^= 1;
+            assertThat(agent.localMetadataEquals(current)).isFalse();
+            assertThat(agent.localMetadataEquals(new byte[0])).isFalse();
         }
     }
 

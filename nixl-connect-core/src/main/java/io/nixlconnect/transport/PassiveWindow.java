@@ -8,6 +8,16 @@ public interface PassiveWindow extends AutoCloseable {
     /** Completes when the window's last expected notification arrives; the window then closes itself. */
     CompletableFuture<Void> notified();
 
+    /**
+     * Calls {@code listener} once when {@link #notified()} completes (at once if it has), with what it completes
+     * with. The connector registers one listener per window; a backend may refuse a second ({@link
+     * IllegalStateException}). Default: through {@link #notified()}; a backend that calls it directly spares the
+     * stages.
+     */
+    default void onNotified(EndListener listener) {
+        notified().whenComplete((ignored, failure) -> listener.ended(failure));
+    }
+
     /** How many of the expected notifications have arrived so far. */
     int notificationsReceived();
 

@@ -17,6 +17,16 @@ public interface TransferHandle {
     CompletableFuture<Void> completion();
 
     /**
+     * Calls {@code listener} once when the transfer ends (at once if it has), with what {@link #completion()}
+     * completes with. The connector registers one listener per transfer; a backend may refuse a second
+     * ({@link IllegalStateException}). Default: through {@link #completion()}; a backend that calls it directly spares
+     * the stages.
+     */
+    default void onEnd(EndListener listener) {
+        completion().whenComplete((ignored, failure) -> listener.ended(failure));
+    }
+
+    /**
      * How the bytes moved: {@code "tcp"} or {@code "cross-memory-attach"} (embedded), {@code "nixl"};
      * null until the transfer has chosen.
      */

@@ -1,5 +1,6 @@
 package io.nixlconnect.transport;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -39,10 +40,19 @@ public interface TransportAgent extends AutoCloseable {
     byte[] localMetadata();
 
     /**
+     * Whether {@link #localMetadata()} would return bytes equal to {@code known} now: lets a caller that encoded it
+     * once (every passive operation publishes it) skip fetching a fresh copy. Default: compares a fresh copy.
+     */
+    default boolean localMetadataEquals(byte[] known) {
+        return Arrays.equals(known, localMetadata());
+    }
+
+    /**
      * Loads a peer from its metadata, so transfers can target it. Idempotent and cheap when the same metadata is
      * already loaded; metadata that changed (the peer restarted) replaces the peer of that name. The agent owns
      * the peer's lifetime: it keeps it loaded at least while transfers to it are in flight, and unloads it when it
-     * chooses (at {@link #close()} at the latest); a caller only loads, before every transfer.
+     * chooses (at {@link #close()} at the latest); a caller only loads, before every transfer. {@code metadata} may
+     * be shared read-only with the caller: the agent may keep it but never changes it.
      *
      * @return the peer's agent name, as {@link #postTransfer} takes it
      * @throws TransportException if the metadata is not this backend's or is malformed
@@ -55,7 +65,8 @@ public interface TransportAgent extends AutoCloseable {
     /**
      * Posts one transfer of descriptor-list pairs; {@code local.get(i)} pairs with {@code remote.get(i)}
      * and both have the same length. On success the peer receives {@code notification}, after the
-     * data has landed.
+     * data has landed. The caller hands the lists and the notification over: the agent may keep them as they are,
+     * and the caller does not change them afterwards.
      *
      * @throws TransportException if the request cannot even be posted (unknown peer, unregistered memory)
      */
@@ -66,7 +77,8 @@ public interface TransportAgent extends AutoCloseable {
      * Opens a passive window: the listed regions become reachable by peers for {@code access}, and the
      * window's {@link PassiveWindow#notified()} completes when a peer sends {@code notification}.
      * Backends that cannot restrict remote access (NIXL exposes every registered region) still dispatch
-     * the notification. Closing the window makes the regions unreachable again.
+     * the notification. Closing the window makes the regions unreachable again. The caller hands the list and the
+     * notification over: the agent may keep them as they are, and the caller does not change them afterwards.
      */
     default PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification) {
         return openWindow(access, regions, notification, 1);

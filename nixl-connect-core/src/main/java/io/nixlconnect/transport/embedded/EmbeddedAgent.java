@@ -8,13 +8,12 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** One embedded agent: registrations, windows by notification, peers by name, transfers in flight. */
@@ -28,9 +27,15 @@ final class EmbeddedAgent implements TransportAgent {
     private final Map<String, LoadedPeer> remotes = new ConcurrentHashMap<>();
     /** The peer loaded last: every active operation loads its peer, nearly always the same one as before. */
     private volatile LoadedPeer lastLoaded;
-    private final List<EmbeddedWindow> windows = new CopyOnWriteArrayList<>();
+    /** The open windows, by notification (the only table of them: a second list cost two array copies per window). */
     private final Map<NotificationKey, EmbeddedWindow> windowsByNotification = new ConcurrentHashMap<>();
-    private final Set<EmbeddedTransfer> transfers = ConcurrentHashMap.newKeySet();
+    /**
+     * Transfers in flight, linked through their own fields (a set's node per transfer was one more object each).
+     * Guarded by this list's lock, held for a few pointer moves per transfer start and end.
+     */
+    private final Object transfersLock = new Object();
+    private EmbeddedTransfer firstTransfer;
+    private int transferCount;
     private volatile boolean closed;
 
     EmbeddedTransport transport() {
@@ -52,8 +57,10 @@ final class EmbeddedAgent implements TransportAgent {
     public Map<String, Object> details() {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("registeredRegions", registered.size());
-        details.put("openWindows", windows.size());
-        details.put("transfersInFlight", transfers.size());
+        details.put("openWindows", windowsByNotification.size());
+        synchronized (transfersLock) {
+            details.put("transfersInFlight", transferCount);
+        }
         details.put("remoteAgents", remotes.size());
         details.put("tls", transport.authentication().usesTls());
         details.put("sharedSecret", transport.authentication().requiresSecret());
@@ -105,6 +112,13 @@ final class EmbeddedAgent implements TransportAgent {
         return metadata.clone();
     }
 
+    /** Without a copy: this agent's metadata never changes. */
+    @Override
+    public boolean localMetadataEquals(byte[] known) {
+        ensureOpen();
+        return Arrays.equals(known, metadata);
+    }
+
     @Override
     public String loadRemoteAgent(byte[] peerMetadata) {
         ensureOpen();
@@ -154,10 +168,36 @@ final class EmbeddedAgent implements TransportAgent {
             }
         }
         EmbeddedTransfer transfer = new EmbeddedTransfer(this, op, local, peer, remote, notification);
-        transfers.add(transfer);
-        transfer.completion().whenComplete((ignored, error) -> transfers.remove(transfer));
+        synchronized (transfersLock) {
+            transfer.nextInAgent = firstTransfer;
+            if (firstTransfer != null) {
+                firstTransfer.previousInAgent = transfer;
+            }
+            firstTransfer = transfer;
+            transferCount++;
+        }
         transport.submit(transfer);
         return transfer;
+    }
+
+    /** Called once by a transfer that has ended: it is no longer in flight. */
+    void transferEnded(EmbeddedTransfer transfer) {
+        synchronized (transfersLock) {
+            if (transfer.previousInAgent == null && firstTransfer != transfer) {
+                return; // not linked
+            }
+            if (transfer.previousInAgent == null) {
+                firstTransfer = transfer.nextInAgent;
+            } else {
+                transfer.previousInAgent.nextInAgent = transfer.nextInAgent;
+            }
+            if (transfer.nextInAgent != null) {
+                transfer.nextInAgent.previousInAgent = transfer.previousInAgent;
+            }
+            transfer.previousInAgent = null;
+            transfer.nextInAgent = null;
+            transferCount--;
+        }
     }
 
     private boolean isRegistered(MemoryRegion region) {
@@ -183,13 +223,12 @@ final class EmbeddedAgent implements TransportAgent {
             }
         }
         requireCredential(notification);
-        NotificationKey key = NotificationKey.copyOf(notification);
+        NotificationKey key = NotificationKey.of(notification); // handed over by the caller: kept, not copied
         EmbeddedWindow window = new EmbeddedWindow(this, access, regions, key, notifications);
         if (windowsByNotification.putIfAbsent(key, window) != null) {
             // Without the key: it is the window's credential.
             throw new TransportException("A passive operation waiting for this notification is already open");
         }
-        windows.add(window);
         if (closed) {
             window.close();
         }
@@ -197,7 +236,6 @@ final class EmbeddedAgent implements TransportAgent {
     }
 
     void windowClosed(EmbeddedWindow window) {
-        windows.remove(window);
         windowsByNotification.remove(window.notification(), window);
     }
 
@@ -248,10 +286,16 @@ final class EmbeddedAgent implements TransportAgent {
             return;
         }
         closed = true;
-        for (EmbeddedTransfer transfer : List.copyOf(transfers)) {
+        List<EmbeddedTransfer> inFlight = new ArrayList<>();
+        synchronized (transfersLock) {
+            for (EmbeddedTransfer transfer = firstTransfer; transfer != null; transfer = transfer.nextInAgent) {
+                inFlight.add(transfer);
+            }
+        }
+        for (EmbeddedTransfer transfer : inFlight) {
             transfer.cancel();
         }
-        for (EmbeddedWindow window : List.copyOf(windows)) {
+        for (EmbeddedWindow window : List.copyOf(windowsByNotification.values())) {
             window.close();
         }
         registered.clear();

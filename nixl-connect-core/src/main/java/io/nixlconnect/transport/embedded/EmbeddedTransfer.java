@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.transport.EndListener;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferHandle;
@@ -7,15 +8,14 @@ import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransferState;
 import io.nixlconnect.transport.TransportException;
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 
 /** One posted transfer: queued for a connection to its peer, then run on a worker thread. */
 final class EmbeddedTransfer implements TransferHandle {
@@ -35,17 +35,47 @@ final class EmbeddedTransfer implements TransferHandle {
     private final long[] remoteAddresses;
     private final long[] lengths;
     private final byte[] notification;
-    private final AtomicReference<TransferState> state = new AtomicReference<>(TransferState.IN_PROGRESS);
-    private final CompletableFuture<Void> completion = new CompletableFuture<>();
-    private final AtomicBoolean started = new AtomicBoolean();
-    private final CountDownLatch finished = new CountDownLatch(1);
+    // Plain volatile fields (updated through VarHandles or under this object's monitor, which also replaces a
+    // latch): an atomic wrapper, a latch and a future each were one or two more objects per transfer.
+    private volatile TransferState state = TransferState.IN_PROGRESS; // written under this
+    private volatile boolean started;
+    private boolean finished; // guarded by this
+    /** Why it failed or was cancelled; set before {@code state} leaves IN_PROGRESS. */
+    private volatile TransportException error;
+    /** The one {@link #onEnd} listener; {@link #ENDED} once it has been told (or the transfer ended without one). */
+    private volatile EndListener listener;
+    /** Made only when {@link #completion()} is asked for. */
+    private volatile CompletableFuture<Void> completion;
     private volatile boolean cancelled;
     private volatile Link channel;
     private volatile Thread worker;
     private volatile String path;
     /** How the pool handed this transfer to its workers; null while it waits in the queue for a connection. */
     private volatile PeerPool.Dispatch dispatch;
+    /** The agent's list of transfers in flight; guarded by its lock. */
+    EmbeddedTransfer previousInAgent;
+    EmbeddedTransfer nextInAgent;
 
+    private static final EndListener ENDED = failure -> { };
+    private static final VarHandle STARTED;
+    private static final VarHandle LISTENER;
+    private static final VarHandle COMPLETION;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STARTED = lookup.findVarHandle(EmbeddedTransfer.class, "started", boolean.class);
+            LISTENER = lookup.findVarHandle(EmbeddedTransfer.class, "listener", EndListener.class);
+            COMPLETION = lookup.findVarHandle(EmbeddedTransfer.class, "completion", CompletableFuture.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * {@code notification} is kept as it is (the caller of {@link io.nixlconnect.transport.TransportAgent#postTransfer}
+     * hands it over); {@code local} is copied unless immutable already.
+     */
     EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, LoadedPeer peer,
             List<MemoryRegion> remote, byte[] notification) {
         this.agent = agent;
@@ -60,7 +90,7 @@ final class EmbeddedTransfer implements TransferHandle {
             remoteAddresses[i] = remote.get(i).address();
             lengths[i] = remote.get(i).length();
         }
-        this.notification = notification.clone();
+        this.notification = notification;
     }
 
     /** The peer's {@code host:port}. */
@@ -70,7 +100,7 @@ final class EmbeddedTransfer implements TransferHandle {
 
     @Override
     public TransferState state() {
-        return state.get();
+        return state;
     }
 
     /** {@code transport=embedded}, {@code backend=tcp} (its one path) and the peer's {@code host:port}. */
@@ -81,7 +111,35 @@ final class EmbeddedTransfer implements TransferHandle {
 
     @Override
     public CompletableFuture<Void> completion() {
-        return completion;
+        CompletableFuture<Void> made = completion;
+        if (made == null) {
+            CompletableFuture<Void> fresh = new CompletableFuture<>();
+            made = COMPLETION.compareAndSet(this, null, fresh) ? fresh : completion;
+            if (state.isTerminal()) {
+                settle(made); // end() may have looked before it was here
+            }
+        }
+        return made;
+    }
+
+    /** Calls {@code listener} once when the transfer ends, directly: no future stage. At once if it has ended. */
+    @Override
+    public void onEnd(EndListener endListener) {
+        if (!LISTENER.compareAndSet(this, null, endListener)) {
+            if (listener != ENDED) {
+                throw new IllegalStateException("a transfer takes one end listener");
+            }
+            endListener.ended(error);
+        }
+    }
+
+    private void settle(CompletableFuture<Void> future) {
+        TransportException failure = error;
+        if (failure == null) {
+            future.complete(null);
+        } else {
+            future.completeExceptionally(failure);
+        }
     }
 
     void dispatched(PeerPool.Dispatch handedOver) {
@@ -120,7 +178,7 @@ final class EmbeddedTransfer implements TransferHandle {
      * @return a connection fit for reuse, or null
      */
     Link run(Link pooled, SameHostPeer sameHost) {
-        if (!started.compareAndSet(false, true)) {
+        if (!STARTED.compareAndSet(this, false, true)) {
             return pooled; // cancelled while queued
         }
         worker = Thread.currentThread();
@@ -328,40 +386,58 @@ final class EmbeddedTransfer implements TransferHandle {
                 + peer.port();
     }
 
-    private void end(TransferState terminal, TransportException error) {
-        if (!state.compareAndSet(TransferState.IN_PROGRESS, terminal)) {
-            return;
+    private void end(TransferState terminal, TransportException failure) {
+        synchronized (this) {
+            if (state.isTerminal()) {
+                return;
+            }
+            error = failure;
+            state = terminal;
+            channel = null;
+            worker = null;
+            finished = true; // before completing: callbacks may cancel, and must not wait for themselves
+            notifyAll();
         }
-        channel = null;
-        worker = null;
-        finished.countDown(); // before completing: callbacks may cancel, and must not wait for themselves
-        if (error == null) {
-            completion.complete(null);
-        } else {
-            completion.completeExceptionally(error);
+        agent.transferEnded(this);
+        EndListener told = (EndListener) LISTENER.getAndSet(this, ENDED);
+        if (told != null) {
+            told.ended(failure);
+        }
+        CompletableFuture<Void> future = completion;
+        if (future != null) {
+            settle(future);
         }
     }
 
     @Override
     public void cancel() {
-        if (state.get().isTerminal()) {
+        if (state.isTerminal()) {
             return;
         }
         cancelled = true;
-        if (started.compareAndSet(false, true)) {
+        if (STARTED.compareAndSet(this, false, true)) {
             agent.transport().dequeue(this);
             end(TransferState.CANCELLED, new TransportException("transfer cancelled before it started"));
             return;
         }
         closeQuietly(channel);
         if (Thread.currentThread() != worker) {
-            try {
-                if (!finished.await(CANCEL_WAIT_SECONDS, TimeUnit.SECONDS)) {
+            awaitFinished();
+        }
+    }
+
+    private synchronized void awaitFinished() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CANCEL_WAIT_SECONDS);
+        try {
+            while (!finished) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
                     throw new TransportException("transfer did not stop within " + CANCEL_WAIT_SECONDS + " s of cancel");
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                TimeUnit.NANOSECONDS.timedWait(this, left);
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

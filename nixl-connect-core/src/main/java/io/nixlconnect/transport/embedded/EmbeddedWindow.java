@@ -1,10 +1,12 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.transport.EndListener;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
-
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -24,10 +26,18 @@ final class EmbeddedWindow implements PassiveWindow {
     private final TransferOp access;
     private final List<MemoryRegion> regions;
     private final NotificationKey notification;
-    private final CompletableFuture<Void> notified = new CompletableFuture<>();
-    // Links streaming inside now: a list, as there are rarely more than one or two (a set's table and nodes were
-    // allocated for every operation); a link enters at most once at a time, so removal by identity is exact.
-    private final List<Link> inside = new ArrayList<>(2);
+    /** The one {@link #onNotified} listener; {@link #ENDED} once told (or the window ended without one). */
+    private volatile EndListener listener;
+    /** Set before the window ends: null once its notifications arrived, else why it ended without them. */
+    private volatile Throwable failure;
+    private volatile boolean ended;
+    /** Made only when {@link #notified()} is asked for. */
+    private volatile CompletableFuture<Void> notified;
+    // Links streaming inside now: nearly always none or one, so one field, and a list only for more (a set's table
+    // and nodes, then a list, were allocated for every operation); a link enters at most once at a time, so removal
+    // by identity is exact. Guarded by this.
+    private Link inside;
+    private List<Link> moreInside;
     private int granted;
     private final int expected;
     private int received;
@@ -80,8 +90,13 @@ final class EmbeddedWindow implements PassiveWindow {
         }
         if (grant) {
             granted++;
+        } else if (inside == null) {
+            inside = link;
         } else {
-            inside.add(link);
+            if (moreInside == null) {
+                moreInside = new ArrayList<>(2);
+            }
+            moreInside.add(link);
         }
         path = grant ? SameHostPeer.CROSS_MEMORY_ATTACH : SameHostPeer.TCP;
         return true;
@@ -94,8 +109,10 @@ final class EmbeddedWindow implements PassiveWindow {
     synchronized void exit(Link link, boolean grant) {
         if (grant) {
             granted--;
-        } else {
-            inside.remove(link);
+        } else if (inside == link) {
+            inside = moreInside == null || moreInside.isEmpty() ? null : moreInside.remove(moreInside.size() - 1);
+        } else if (moreInside != null) {
+            moreInside.remove(link);
         }
         notifyAll();
     }
@@ -134,7 +151,7 @@ final class EmbeddedWindow implements PassiveWindow {
             }
         }
         shut();
-        notified.complete(null);
+        end(null);
     }
 
     /**
@@ -148,7 +165,7 @@ final class EmbeddedWindow implements PassiveWindow {
             }
         }
         shut();
-        notified.completeExceptionally(new TransportException(reason));
+        end(new TransportException(reason));
     }
 
     @Override
@@ -158,14 +175,75 @@ final class EmbeddedWindow implements PassiveWindow {
 
     @Override
     public CompletableFuture<Void> notified() {
-        return notified;
+        CompletableFuture<Void> made = notified;
+        if (made == null) {
+            CompletableFuture<Void> fresh = new CompletableFuture<>();
+            made = NOTIFIED.compareAndSet(this, null, fresh) ? fresh : notified;
+            if (ended) {
+                settle(made); // end() may have looked before it was here
+            }
+        }
+        return made;
+    }
+
+    /** Calls {@code listener} once when the window ends, directly: no future stage. At once if it has ended. */
+    @Override
+    public void onNotified(EndListener endListener) {
+        if (!LISTENER.compareAndSet(this, null, endListener)) {
+            if (listener != ENDED) {
+                throw new IllegalStateException("a window takes one end listener");
+            }
+            endListener.ended(failure);
+        }
+    }
+
+    /** Ends the window's wait once: {@code why} null when its notifications arrived. */
+    private void end(Throwable why) {
+        synchronized (this) {
+            if (ended) {
+                return;
+            }
+            failure = why;
+            ended = true;
+        }
+        EndListener told = (EndListener) LISTENER.getAndSet(this, ENDED);
+        if (told != null) {
+            told.ended(why);
+        }
+        CompletableFuture<Void> future = notified;
+        if (future != null) {
+            settle(future);
+        }
+    }
+
+    private void settle(CompletableFuture<Void> future) {
+        Throwable why = failure;
+        if (why == null) {
+            future.complete(null);
+        } else {
+            future.completeExceptionally(why);
+        }
     }
 
     @Override
     public void close() {
         shut();
-        if (!notified.isDone()) { // the usual close follows delivery: no exception (and stack trace) for nothing
-            notified.completeExceptionally(new TransportException("window closed before its notification arrived"));
+        if (!ended) { // the usual close follows delivery: no exception (and stack trace) for nothing
+            end(new TransportException("window closed before its notification arrived"));
+        }
+    }
+
+    private static final EndListener ENDED = why -> { };
+    private static final VarHandle LISTENER;
+    private static final VarHandle NOTIFIED;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            LISTENER = lookup.findVarHandle(EmbeddedWindow.class, "listener", EndListener.class);
+            NOTIFIED = lookup.findVarHandle(EmbeddedWindow.class, "notified", CompletableFuture.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
         }
     }
 
@@ -176,7 +254,15 @@ final class EmbeddedWindow implements PassiveWindow {
                 return;
             }
             closed = true;
-            toAbort = inside.isEmpty() ? List.of() : new ArrayList<>(inside);
+            if (inside == null) {
+                toAbort = List.of();
+            } else {
+                toAbort = new ArrayList<>(1 + (moreInside == null ? 0 : moreInside.size()));
+                toAbort.add(inside);
+                if (moreInside != null) {
+                    toAbort.addAll(moreInside);
+                }
+            }
         }
         agent.windowClosed(this);
         for (Link link : toAbort) {
@@ -185,7 +271,7 @@ final class EmbeddedWindow implements PassiveWindow {
         synchronized (this) {
             long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
             boolean interrupted = false;
-            while (!inside.isEmpty() || granted > 0) {
+            while (inside != null || granted > 0) { // inside is null only once moreInside is empty too
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new TransportException(granted > 0

@@ -11,9 +11,12 @@ final class NotificationKey {
         this.bytes = bytes;
     }
 
-    /** A key that owns a copy of {@code bytes}: what a window is stored under. */
-    static NotificationKey copyOf(byte[] bytes) {
-        return new NotificationKey(bytes.clone());
+    /**
+     * A key that keeps {@code bytes}, handed over by the caller (who changes them no more): what a window is stored
+     * under.
+     */
+    static NotificationKey of(byte[] bytes) {
+        return new NotificationKey(bytes);
     }
 
     /**

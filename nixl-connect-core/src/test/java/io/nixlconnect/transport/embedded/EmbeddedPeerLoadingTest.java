@@ -1,15 +1,19 @@
 package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransferState;
+import io.nixlconnect.transport.TransportException;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -46,6 +50,40 @@ class EmbeddedPeerLoadingTest {
             agent.loadRemoteAgent(reused);
             post(agent, local);
             assertThat(transport.peerPaths()).containsOnlyKeys("127.0.0.1:1", "127.0.0.1:4");
+            Reference.reachabilityFence(buffer);
+        }
+    }
+
+    @Test
+    void aTransferTellsItsOneListenerAndItsFutureTheSameEnd() throws Exception {
+        try (EmbeddedTransport transport = EmbeddedTransport.open(ServedMemory.loopback())) {
+            EmbeddedAgent agent = (EmbeddedAgent) transport.createAgent("reader");
+            ByteBuffer buffer = ByteBuffer.allocateDirect(16);
+            MemoryRegion local = new MemoryRegion(NativeMemory.addressOf(buffer), 16, MemoryType.DRAM, 0);
+            agent.registerMemory(local);
+            agent.loadRemoteAgent(new EmbeddedMetadata("peer", "127.0.0.1", 1).encode());
+
+            // Listener first, future asked for after the end.
+            TransferHandle first = agent.postTransfer(TransferOp.READ, List.of(local), "peer",
+                    List.of(new MemoryRegion(4096, 16, MemoryType.DRAM, 0)), NOTIFICATION);
+            CompletableFuture<Throwable> told = new CompletableFuture<>();
+            first.onEnd(told::complete);
+            Throwable failure = told.get(30, TimeUnit.SECONDS);
+            assertThat(failure).isInstanceOf(TransportException.class); // nothing listens on port 1
+            assertThat(first.state()).isEqualTo(TransferState.ERROR);
+            assertThatThrownBy(() -> first.completion().join()).hasCause(failure);
+            List<Throwable> again = new java.util.ArrayList<>();
+            first.onEnd(again::add); // after the end: told at once, with the same failure
+            assertThat(again).containsExactly(failure);
+
+            // Future first, listener registered after the end: told at once.
+            TransferHandle second = agent.postTransfer(TransferOp.READ, List.of(local), "peer",
+                    List.of(new MemoryRegion(4096, 16, MemoryType.DRAM, 0)), NOTIFICATION);
+            second.completion().handle((ignored, error) -> null).join();
+            List<Throwable> late = new java.util.ArrayList<>();
+            second.onEnd(late::add);
+            assertThat(late).hasSize(1).first().isInstanceOf(TransportException.class);
+            assertThat(agent.details()).containsEntry("transfersInFlight", 0);
             Reference.reachabilityFence(buffer);
         }
     }

@@ -64,6 +64,22 @@ class EmbeddedWindowTest {
     }
 
     @Test
+    void aClosedWindowTellsItsOneListenerAndItsFutureTheSameEnd() {
+        EmbeddedWindow window = window();
+        List<Throwable> told = new java.util.ArrayList<>();
+        window.onNotified(told::add);
+        assertThatThrownBy(() -> window.onNotified(ignored -> { })).as("one listener while it waits")
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(told).isEmpty();
+        window.close();
+        assertThat(told).hasSize(1).first().isInstanceOf(TransportException.class);
+        assertThatThrownBy(() -> window.notified().join()).hasCause(told.get(0));
+        List<Throwable> late = new java.util.ArrayList<>();
+        window.onNotified(late::add); // after the end: told at once
+        assertThat(late).containsExactly(told.get(0));
+    }
+
+    @Test
     void closeAbortsAStreamingConnectionAndWaitsForItsThread() throws Exception {
         EmbeddedWindow window = window();
         try (SocketChannel channel = SocketChannel.open(); Link link = Link.plain(channel)) {
@@ -77,6 +93,34 @@ class EmbeddedWindowTest {
             assertThat(channel.isOpen()).as("close cuts the streaming thread's connection").isFalse();
             assertThat(closing).isNotDone();
             window.exit(link, false);
+            closing.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void closeAbortsEveryStreamingConnectionAndWaitsForTheLastThread() throws Exception {
+        EmbeddedWindow window = window();
+        try (SocketChannel first = SocketChannel.open(); Link firstLink = Link.plain(first);
+             SocketChannel second = SocketChannel.open(); Link secondLink = Link.plain(second);
+             SocketChannel third = SocketChannel.open(); Link thirdLink = Link.plain(third)) {
+            assertThat(window.enter(firstLink, false)).isTrue();
+            assertThat(window.enter(secondLink, false)).isTrue();
+            window.exit(firstLink, false); // the first one left: the second one is still inside
+            assertThat(window.enter(thirdLink, false)).isTrue();
+            assertThat(window.enter(firstLink, false)).isTrue(); // and the first one came back
+            window.exit(thirdLink, false);
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while ((first.isOpen() || second.isOpen()) && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(first.isOpen()).as("close cuts every streaming thread's connection").isFalse();
+            assertThat(second.isOpen()).isFalse();
+            assertThat(third.isOpen()).as("a link that left is not touched").isTrue();
+            window.exit(secondLink, false);
+            Thread.sleep(100);
+            assertThat(closing).as("one thread is still inside").isNotDone();
+            window.exit(firstLink, false);
             closing.get(10, TimeUnit.SECONDS);
         }
     }
