@@ -79,6 +79,38 @@ class EmbeddedInlineTransferTest {
         }
     }
 
+    /**
+     * A reader that resets its connection right after sending a READ_INLINE: depending on whether the server had
+     * handed the bytes over, the readable completes or fails with its reader gone — it never waits on.
+     */
+    @Test
+    void aReaderThatVanishesRightAfterAnInlineReadNeverLeavesTheReadableWaiting() throws Exception {
+        byte[] content = EmbeddedCredentialTest.random(Wire.INLINE_MAX_BYTES);
+        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "passive", TransferOp.READ, content)) {
+            served.window.close();
+            int completed = 0;
+            for (int round = 0; round < 20; round++) {
+                byte[] credential = ServedMemory.newCredential();
+                PassiveWindow window = served.agent.openWindow(TransferOp.READ,
+                        List.of(new MemoryRegion(served.address, content.length, MemoryType.DRAM, 0)), credential);
+                try (RawPeer peer = new RawPeer(served.port())) {
+                    peer.socket.setSoLinger(true, 0); // close with a reset
+                    peer.send(RawPeer.request(Wire.READ_INLINE, "passive", credential, served.address, content.length));
+                }
+                // Ends one way or the other, at once (no passive timeout is set on a bare window).
+                boolean delivered = window.notified().handle((ignored, error) -> {
+                    assertThat(error == null || error.getMessage().contains("dropped before it notified"))
+                            .as("failed with its reader gone: %s", error).isTrue();
+                    return error == null;
+                }).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+                if (delivered) {
+                    completed++;
+                }
+            }
+            System.out.printf("inline READ then reset: %d of 20 readables completed, the rest failed%n", completed);
+        }
+    }
+
     /** A pooled connection the server closed as idle is retried on a new one, still in one round trip. */
     @Test
     void aSmallTransferOnAPooledConnectionTheServerClosedIsRetriedInline() throws Exception {
