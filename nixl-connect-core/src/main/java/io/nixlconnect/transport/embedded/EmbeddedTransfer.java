@@ -219,9 +219,10 @@ final class EmbeddedTransfer implements TransferHandle {
      *
      * <p>Before the peer's first answer byte, a failure is retried once on a new connection, as for the other
      * requests: a READ_INLINE the peer answered nothing has moved nothing; a WRITE_INLINE's bytes may have landed
-     * (the peer reads them before it answers), but a retry cannot write into a window another attempt has
-     * started on: its notification stays claimed until that attempt delivered it (the window is then closed) or
-     * failed (its connection's loss then fails the window). A fresh connection dropped without an answer is what a
+     * (the peer reads them before it answers), but a retry cannot write into a window another attempt is still
+     * writing: that attempt holds the window's notification claim until it delivered it (the window is then
+     * closed, and the retry refused) or failed (the claim is released and its lost connection fails the window;
+     * a retry that claims first writes the same bytes in full). A fresh connection dropped without an answer is what a
      * peer of an older version does with a request kind it does not know: such a peer gets two-round-trip
      * requests for a while ({@link SameHostPeer#inlineDropped}), starting with this transfer.
      */
