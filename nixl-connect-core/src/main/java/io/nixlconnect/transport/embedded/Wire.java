@@ -400,8 +400,8 @@ final class Wire {
     }
 
     /**
-     * Whether host memory ranges of {@code lengths} fit one inline request: at most {@link #INLINE_MAX_BYTES} in at
-     * most {@link #INLINE_MAX_RANGES} ranges.
+     * Whether ranges of {@code lengths} fit one inline request: at most {@link #INLINE_MAX_BYTES} in at most
+     * {@link #INLINE_MAX_RANGES} ranges.
      */
     static boolean fitsInline(long[] lengths) {
         if (lengths.length > INLINE_MAX_RANGES) {
@@ -409,7 +409,7 @@ final class Wire {
         }
         long total = 0;
         for (long length : lengths) {
-            total += length; // each length is at most a region's, and there are at most 1,024: no overflow
+            total += length; // returns once past the limit: the sum stays below the limit plus one region's length
             if (total > INLINE_MAX_BYTES) {
                 return false;
             }
