@@ -86,14 +86,6 @@ final class EmbeddedTransfer implements TransferHandle {
         return completion;
     }
 
-    /**
-     * Whether this is a small transfer: at most {@link Wire#INLINE_MAX_BYTES} (in at most
-     * {@link Wire#INLINE_MAX_RANGES} ranges), which goes in one round trip and which a waiting thread runs itself.
-     */
-    boolean small() {
-        return Wire.fitsInline(lengths);
-    }
-
     void dispatched(PeerPool.Dispatch handedOver) {
         dispatch = handedOver;
     }
@@ -135,7 +127,7 @@ final class EmbeddedTransfer implements TransferHandle {
                     }
                 }
                 try {
-                    if (small() && sameHost.takesInline()) {
+                    if (Wire.fitsInline(lengths) && sameHost.takesInline()) {
                         executeInline(current, reused, sameHost);
                     } else if (!readDirectly(current, reused, sameHost)) {
                         execute(current);

@@ -18,29 +18,11 @@ final class PeerPool {
     private final Deque<EmbeddedTransfer> waiting = new ArrayDeque<>();
     private int open;
     private boolean closed;
-    private final long deferToPosterNanos;
-
-    /**
-     * Longest a worker leaves a small transfer ({@link EmbeddedTransfer#small()}) to the thread that posted it while
-     * that thread is still running: it is most likely on its way to wait for the transfer and run it itself. Without
-     * this, the worker — woken on the poster's CPU, where it preempts the poster — won the claim 51–65% of the time
-     * (measured, docs/benchmarks.md), costing the two hand-offs the waiting thread is there to save; with it, under
-     * 0.1%. The worker yields its CPU meanwhile (to the poster, if they share one), and goes ahead at once when the
-     * poster blocks (a timed wait, other work that parks) or has claimed the transfer. What it costs: a poster that
-     * keeps running after posting (asynchronous use) has its small transfer started up to this much later.
-     */
-    static final long DEFER_TO_POSTER_NANOS = 20_000;
 
     PeerPool(int max, Executor executor, SameHostPeer sameHost) {
-        this(max, executor, sameHost, DEFER_TO_POSTER_NANOS);
-    }
-
-    /** {@code deferToPosterNanos}: see {@link #DEFER_TO_POSTER_NANOS} (tests set another). */
-    PeerPool(int max, Executor executor, SameHostPeer sameHost, long deferToPosterNanos) {
         this.max = max;
         this.executor = executor;
         this.sameHost = sameHost;
-        this.deferToPosterNanos = deferToPosterNanos;
     }
 
     SameHostPeer sameHost() {
@@ -75,33 +57,17 @@ final class PeerPool {
         private static final long serialVersionUID = 1L;
         private final transient EmbeddedTransfer transfer;
         private final transient Link channel;
-        /** The thread that posted a small transfer, which the worker gives the first chance to run it; else null. */
-        private final transient Thread poster;
 
         Dispatch(EmbeddedTransfer transfer, Link channel) {
             this.transfer = transfer;
             this.channel = channel;
-            this.poster = transfer.small() ? Thread.currentThread() : null;
         }
 
         /** A worker: runs the transfer, then the transfers queued for a connection, unless the waiter claimed it. */
         @Override
         public void run() {
-            deferToPoster();
             if (compareAndSet(false, true)) {
                 drive(transfer, channel);
-            }
-        }
-
-        /** See {@link #DEFER_TO_POSTER_NANOS}. */
-        private void deferToPoster() {
-            Thread thread = poster;
-            if (thread == null || thread == Thread.currentThread()) {
-                return;
-            }
-            long deadline = System.nanoTime() + deferToPosterNanos;
-            while (!get() && thread.getState() == Thread.State.RUNNABLE && System.nanoTime() - deadline < 0) {
-                Thread.yield();
             }
         }
 

@@ -68,51 +68,6 @@ class PeerPoolDispatchTest {
         }
     }
 
-    /**
-     * A worker leaves a small transfer to the thread that posted it while that thread runs (it is on its way to wait
-     * and run it itself), and goes ahead as soon as the poster blocks. Workers here are real threads; the deferral is
-     * ten seconds, so that only the poster's state decides.
-     */
-    @Test
-    void aWorkerLeavesASmallTransferToItsRunningPosterAndGoesAheadOnceThePosterBlocks() throws Exception {
-        byte[] content = EmbeddedCredentialTest.random(4096);
-        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "passive", TransferOp.READ, content);
-             EmbeddedTransport reader = EmbeddedTransport.open(ServedMemory.loopback())) {
-            EmbeddedAgent agent = (EmbeddedAgent) reader.createAgent("active");
-            ByteBuffer target = ByteBuffer.allocateDirect(4096);
-            MemoryRegion local = new MemoryRegion(NativeMemory.addressOf(target), 4096, MemoryType.DRAM, 0);
-            agent.registerMemory(local);
-            PeerPool pool = new PeerPool(1, task -> new Thread(task, "test-worker").start(),
-                    new SameHostPeer("off in this test"), TimeUnit.SECONDS.toNanos(10));
-
-            // The poster keeps running: the worker leaves the transfer alone, and the poster runs it when it waits.
-            EmbeddedTransfer first = transfer(agent, served, local, served.address, served.credential);
-            pool.submit(first);
-            long busyUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
-            while (System.nanoTime() < busyUntil) {
-                Thread.onSpinWait();
-            }
-            assertThat(first.completion()).as("the worker left it to its running poster").isNotDone();
-            first.runOnWaitingThread();
-            assertThat(first.completion()).isCompleted();
-            assertThat(served.window.notified()).succeedsWithin(WAIT);
-
-            // The poster blocks (here in a timed wait, as a caller that does not run transfers itself does): the
-            // worker goes ahead at once, not after its ten seconds.
-            byte[] credential = ServedMemory.newCredential();
-            PassiveWindow window = served.agent.openWindow(TransferOp.READ,
-                    List.of(new MemoryRegion(served.address, 4096, MemoryType.DRAM, 0)), credential);
-            EmbeddedTransfer next = transfer(agent, served, local, served.address, credential);
-            long start = System.nanoTime();
-            pool.submit(next);
-            next.completion().get(20, TimeUnit.SECONDS);
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
-            assertThat(window.notified()).succeedsWithin(WAIT);
-            pool.close();
-            Reference.reachabilityFence(target);
-        }
-    }
-
     private static EmbeddedTransfer transfer(EmbeddedAgent agent, ServedMemory served, MemoryRegion local, long remote,
             byte[] credential) {
         return new EmbeddedTransfer(agent, TransferOp.READ, List.of(local),
