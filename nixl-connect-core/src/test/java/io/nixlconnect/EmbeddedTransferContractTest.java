@@ -13,6 +13,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -20,8 +21,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * memory of live passive operations (NIXL exposes all registered memory to peers that loaded it).
  *
  * <p>Runs once per path a READ can take: both connectors share this process, so with same-host copy on (the
- * default) every READ copies directly (cross-memory attach; the kernel lets a process read itself), and with it
- * off every READ streams over the socket. WRITEs always stream. SameHostCopyTest covers the direct copy across
+ * default) every READ above 64 KiB copies directly (cross-memory attach; the kernel lets a process read itself), and
+ * with it off every READ streams over the socket. READs of at most 64 KiB and WRITEs always stream. SameHostCopyTest covers the direct copy across
  * two processes.
  */
 @ParameterizedClass(name = "READs over {0}")
@@ -49,15 +50,21 @@ class EmbeddedTransferContractTest extends TransferContractTest {
         return ConnectorOptions.builder().transports(settings());
     }
 
-    @Test
-    void readsTakeThePathUnderTest() {
-        try (Descriptor source = new Descriptor(TestData.random(4096)); Descriptor target = Descriptor.allocate(4096)) {
+    /**
+     * READs above the one-round-trip limit (64 KiB) take the path under test; up to it they take one round trip over
+     * the socket on either path (a direct copy needs two), and say so on both sides.
+     */
+    @ParameterizedTest(name = "READ of {0} bytes")
+    @ValueSource(ints = {1, 4096, 64 << 10, (64 << 10) + 1, 1 << 20})
+    void readsTakeThePathUnderTestAboveTheOneRoundTripLimit(int size) {
+        try (Descriptor source = new Descriptor(TestData.random(size)); Descriptor target = Descriptor.allocate(size)) {
             ReadableOperation readable = producer.createReadable(source);
             ReadOperation read = consumer.beginRead(readable.metadata(), target);
             read.waitForCompletion(WAIT);
             readable.waitForCompletion(WAIT);
-            assertThat(read.transferPath()).isEqualTo(readPath);
-            assertThat(readable.transferPath()).as("the passive side saw the same path").isEqualTo(readPath);
+            String expected = size <= 64 << 10 ? "tcp" : readPath;
+            assertThat(read.transferPath()).isEqualTo(expected);
+            assertThat(readable.transferPath()).as("the passive side saw the same path").isEqualTo(expected);
             assertThat(target.toByteArray()).isEqualTo(source.toByteArray());
         }
     }

@@ -87,11 +87,12 @@ class SameHostCopyTest {
     void readsAreByteExactOverBothPathsAndSayWhichTheyTook() throws Exception {
         startPeer(List.of());
         Connector direct = connector(true);
-        readAndCheck(direct, 4096);
+        readAndCheck(direct, 1 << 20); // above the one-round-trip limit: probes the peer
         assumeTheOsAllowsDirectCopies(direct);
         Connector tcp = connector(false);
-        for (int size : new int[] {1, 4096, (1 << 20) + 3, 64 << 20}) {
-            assertThat(readAndCheck(direct, size)).isEqualTo(DIRECT);
+        for (int size : new int[] {1, 4096, 64 << 10, (64 << 10) + 1, (1 << 20) + 3, 64 << 20}) {
+            // Up to 64 KiB a READ takes one round trip over the socket: a direct copy would need two.
+            assertThat(readAndCheck(direct, size)).isEqualTo(size <= 64 << 10 ? "tcp" : DIRECT);
             assertThat(readAndCheck(tcp, size)).isEqualTo("tcp");
         }
         assertThat(peerPath(direct)).startsWith(DIRECT + " (pid " + peer.process().pid() + ")");
@@ -104,7 +105,7 @@ class SameHostCopyTest {
     void aDirectMultiDescriptorReadGathersEveryBuffer() throws Exception {
         startPeer(List.of());
         Connector connector = connector(true);
-        readAndCheck(connector, 64);
+        readAndCheck(connector, 1 << 20);
         assumeTheOsAllowsDirectCopies(connector);
         int count = 16;
         peer.send("multi " + count + " 8192 42");
@@ -130,7 +131,7 @@ class SameHostCopyTest {
         }
         startPeer(List.of(), "-Dpeer.port=" + port);
         Connector connector = connector(true);
-        readAndCheck(connector, 4096);
+        readAndCheck(connector, 1 << 20);
         assumeTheOsAllowsDirectCopies(connector);
         long firstPid = peer.process().pid();
         assertThat(peerPath(connector)).startsWith(DIRECT + " (pid " + firstPid + ")");

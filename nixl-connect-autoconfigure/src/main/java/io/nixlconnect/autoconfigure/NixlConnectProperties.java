@@ -269,8 +269,9 @@ public class NixlConnectProperties implements Validator {
         private int maxConnectionsPerPeer = EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER;
 
         /**
-         * Whether READs from a peer on this host copy its memory directly (Linux cross-memory attach, where the OS
-         * allows it; probed once per peer) instead of streaming it over TCP. False keeps every transfer on TCP.
+         * Whether READs of more than 64 KiB from a peer on this host copy its memory directly (Linux cross-memory
+         * attach, where the OS allows it; probed once per peer) instead of streaming it over TCP (smaller READs take
+         * one round trip over TCP either way). False keeps every transfer on TCP.
          */
         private boolean sameHostCopy = true;
 

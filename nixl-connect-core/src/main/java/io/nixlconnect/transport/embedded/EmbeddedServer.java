@@ -257,6 +257,8 @@ final class EmbeddedServer {
                 yield true;
             }
             case Wire.READ_GRANT -> grantRanges(connection, link, agent, head);
+            case Wire.READ_INLINE -> readInline(connection, link, agent, head);
+            case Wire.WRITE_INLINE -> writeInline(connection, link, agent, head);
             case Wire.WRITE -> {
                 // The data has landed: only now may the passive side learn of it.
                 if (!moveRanges(connection, link, agent, head, TransferOp.WRITE)) {
@@ -284,7 +286,7 @@ final class EmbeddedServer {
             return head.count() == 0;
         }
         try {
-            Ranges ranges = connection.ranges.reset(window);
+            Ranges ranges = connection.ranges.reset(window, false);
             if (!Wire.readRanges(link, head.count(), ranges)) {
                 refuse(link, access);
                 return false;
@@ -330,7 +332,7 @@ final class EmbeddedServer {
         }
         boolean copied;
         try {
-            Ranges ranges = connection.ranges.reset(window);
+            Ranges ranges = connection.ranges.reset(window, false);
             if (!Wire.readRanges(link, head.count(), ranges)) {
                 refuse(link, TransferOp.READ);
                 return false;
@@ -359,6 +361,119 @@ final class EmbeddedServer {
             Wire.writeOk(link);
         }
         return true;
+    }
+
+    /**
+     * A small READ in one round trip (READ_INLINE): checked exactly as a READ (the one live readable window opened
+     * with the credential covers every range, else the same refusal), and it claims the window's notification
+     * before a byte moves. Answers OK and the bytes in one write, leaves the window, then delivers the
+     * notification itself: the readable completes once its bytes are in the reader's socket, without waiting for
+     * the reader to say so. If they cannot be handed over (the reader vanished, the window closed and cut the
+     * connection), the claim is released and the connection's loss fails the window as for a READ. Every range is
+     * read whether or not the request is served (at most {@link Wire#INLINE_MAX_RANGES}), so a refusal leaves the
+     * connection in step.
+     *
+     * @return whether the connection is still in step with the peer
+     */
+    private boolean readInline(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
+            throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.enter(TransferOp.READ, head.credential(), link);
+        boolean claimed = false;
+        boolean sent = false;
+        try {
+            Ranges ranges = readInlineRanges(connection, link, window, head);
+            claimed = !ranges.refused && window.claim();
+            if (!claimed) {
+                if (window != null) {
+                    window.exit(link);
+                    window = null;
+                }
+                refuse(link, TransferOp.READ);
+                return true;
+            }
+            connection.unfinished.add(window); // from here the peer has started on the window
+            if (ranges.hostMemoryOnly()) {
+                Wire.writeWithMemory(link, link.scratch(1).put(Wire.OK).flip(), ranges.addresses, ranges.lengths,
+                        ranges.size);
+            } else {
+                Wire.writeOk(link);
+                for (int i = 0; i < ranges.size; i++) {
+                    MemoryRegion region = window.regionCovering(ranges.addresses[i], ranges.lengths[i]);
+                    Wire.sendMemory(link, region.type(), ranges.addresses[i], ranges.lengths[i], transport.staging());
+                }
+            }
+            sent = true;
+        } finally {
+            if (claimed && !sent) {
+                window.release();
+            }
+            if (window != null) {
+                window.exit(link);
+            }
+        }
+        window.deliver(); // outside the window: completing it closes it, and a close waits for the threads inside
+        connection.notified(window);
+        return true;
+    }
+
+    /**
+     * A small WRITE in one round trip (WRITE_INLINE): the peer sent the bytes right after the request. Checked
+     * exactly as a WRITE, the window's notification claimed before a byte lands; then the bytes are received into
+     * the window and the notification delivered as for a WRITE (answer OK, then complete the window). Refused (the
+     * same answer as a WRITE's refusal), the bytes already sent are read and dropped — never written anywhere —
+     * outside any window; there are at most {@link Wire#INLINE_MAX_BYTES}, and the connection stays in step.
+     *
+     * @return whether the connection is still in step with the peer
+     */
+    private boolean writeInline(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
+            throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.enter(TransferOp.WRITE, head.credential(), link);
+        boolean claimed = false;
+        boolean landed = false;
+        try {
+            Ranges ranges = readInlineRanges(connection, link, window, head);
+            claimed = !ranges.refused && window.claim();
+            if (!claimed) {
+                if (window != null) {
+                    window.exit(link);
+                    window = null;
+                }
+                Wire.discard(link, ranges.total);
+                refuse(link, TransferOp.WRITE);
+                return true;
+            }
+            connection.unfinished.add(window); // from here the peer has started on the window
+            for (int i = 0; i < ranges.size; i++) {
+                MemoryRegion region = window.regionCovering(ranges.addresses[i], ranges.lengths[i]);
+                Wire.receiveMemory(link, region.type(), ranges.addresses[i], ranges.lengths[i], transport.staging());
+            }
+            landed = true;
+        } finally {
+            if (claimed && !landed) {
+                window.release();
+            }
+            if (window != null) {
+                window.exit(link);
+            }
+        }
+        try {
+            Wire.writeOk(link);
+        } finally {
+            window.deliver(); // the data has landed whether or not the answer reaches the peer
+        }
+        connection.notified(window);
+        return true;
+    }
+
+    /** Reads every range of an inline request, checking each against {@code window} (null: refused) and the size limit. */
+    private static Ranges readInlineRanges(Connection connection, Link link, EmbeddedWindow window, Wire.Head head)
+            throws IOException {
+        Ranges ranges = connection.ranges.reset(window, true);
+        Wire.readRanges(link, head.count(), ranges);
+        if (ranges.total > Wire.INLINE_MAX_BYTES) {
+            throw new Wire.ProtocolException("inline request of more than " + Wire.INLINE_MAX_BYTES + " bytes");
+        }
+        return ranges;
     }
 
     private static void refuse(Link link, TransferOp access) throws IOException {
@@ -446,12 +561,22 @@ final class EmbeddedServer {
     private static final class Ranges implements Wire.RangeSink {
         private static final int KEPT = 16;
         private EmbeddedWindow window;
+        /** Inline requests: read every range even after one is refused (there are few), so the connection stays in step. */
+        private boolean readAll;
+        /** A range lay outside the window (or there is no window). */
+        private boolean refused;
+        /** Bytes the ranges add up to (stops counting past the inline limit). */
+        private long total;
         private long[] addresses = new long[KEPT];
         private long[] lengths = new long[KEPT];
         private int size;
 
-        Ranges reset(EmbeddedWindow window) {
+        /** {@code window}: null when the request is refused already (its ranges are then only counted, with {@code readAll}). */
+        Ranges reset(EmbeddedWindow window, boolean readAll) {
             this.window = window;
+            this.readAll = readAll;
+            refused = window == null;
+            total = 0;
             size = 0;
             if (addresses.length > KEPT) {
                 addresses = new long[KEPT];
@@ -462,8 +587,14 @@ final class EmbeddedServer {
 
         @Override
         public boolean accept(long address, long length) {
-            if (!window.covers(address, length)) {
-                return false;
+            if (total <= Wire.INLINE_MAX_BYTES) {
+                total += Math.min(length, Wire.INLINE_MAX_BYTES + 1L);
+            }
+            if (!refused && !window.covers(address, length)) {
+                refused = true;
+            }
+            if (refused) {
+                return readAll;
             }
             if (size == addresses.length) {
                 addresses = Arrays.copyOf(addresses, size * 2);
@@ -472,6 +603,16 @@ final class EmbeddedServer {
             addresses[size] = address;
             lengths[size] = length;
             size++;
+            return true;
+        }
+
+        /** Whether every range lies in host memory of the window (GPU memory is staged, not gathered). */
+        boolean hostMemoryOnly() {
+            for (int i = 0; i < size; i++) {
+                if (window.regionCovering(addresses[i], lengths[i]).type() != MemoryType.DRAM) {
+                    return false;
+                }
+            }
             return true;
         }
     }

@@ -16,9 +16,13 @@ import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** One posted transfer: queued for a connection to its peer, then run on a worker thread. */
 final class EmbeddedTransfer implements TransferHandle {
+
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedTransfer.class);
 
     private static final long CANCEL_WAIT_SECONDS = 30;
     /** Largest transfer the waiting thread runs itself (see {@link #runOnWaitingThread()}). */
@@ -195,7 +199,9 @@ final class EmbeddedTransfer implements TransferHandle {
                     }
                 }
                 try {
-                    if (!readDirectly(current, reused, sameHost)) {
+                    if (Wire.fitsInline(lengths) && sameHost.takesInline()) {
+                        executeInline(current, reused, sameHost);
+                    } else if (!readDirectly(current, reused, sameHost)) {
                         execute(current);
                     }
                     end(TransferState.DONE, null);
@@ -274,6 +280,72 @@ final class EmbeddedTransfer implements TransferHandle {
             expectOk(ch, ": data read, but the notification was refused: ");
         } else {
             expectOk(ch, ": data written, but the peer reported: ");
+        }
+    }
+
+    /**
+     * A small transfer ({@link Wire#fitsInline}) in one round trip. READ_INLINE: request → OK and the bytes; the
+     * peer delivers the notification itself once it has handed them over. WRITE_INLINE: the request and the bytes at
+     * once → OK after the peer has them and delivered the notification. Taken on the same host too: a direct copy
+     * needs a second round trip, which costs more than the socket's copy of at most 64 KiB; the path is TCP.
+     *
+     * <p>Before the peer's first answer byte, a failure is retried once on a new connection, as for the other
+     * requests: a READ_INLINE the peer answered nothing has moved nothing; a WRITE_INLINE's bytes may have landed
+     * (the peer reads them before it answers), but a retry cannot write into a window another attempt is still
+     * writing: that attempt holds the window's notification claim until it delivered it (the window is then
+     * closed, and the retry refused) or failed (the claim is released and its lost connection fails the window;
+     * a retry that claims first writes the same bytes in full). A fresh connection dropped without an answer is what a
+     * peer of an older version does with a request kind it does not know: such a peer gets two-round-trip
+     * requests for a while ({@link SameHostPeer#inlineDropped}), starting with this transfer.
+     */
+    private void executeInline(Link ch, boolean reused, SameHostPeer sameHost) throws IOException {
+        boolean read = op == TransferOp.READ;
+        path = SameHostPeer.TCP;
+        boolean hostMemory = true;
+        for (MemoryRegion region : local) {
+            hostMemory &= region.type() == MemoryType.DRAM;
+        }
+        String refusal;
+        try {
+            if (read || !hostMemory) {
+                Wire.writeRequest(ch, read ? Wire.READ_INLINE : Wire.WRITE_INLINE, peerAgent, notification,
+                        remoteAddresses, lengths);
+                if (!read) {
+                    for (int i = 0; i < lengths.length; i++) {
+                        MemoryRegion region = local.get(i);
+                        Wire.sendMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
+                    }
+                }
+            } else {
+                long[] localAddresses = new long[lengths.length];
+                for (int i = 0; i < lengths.length; i++) {
+                    localAddresses[i] = local.get(i).address();
+                }
+                Wire.writeWithMemory(ch, Wire.encodeRequest(ch, Wire.WRITE_INLINE, peerAgent, notification,
+                        remoteAddresses, lengths), localAddresses, lengths, lengths.length);
+            }
+            refusal = Wire.readResponse(ch);
+        } catch (IOException e) {
+            if (cancelled) {
+                throw e;
+            }
+            if (!reused) {
+                sameHost.inlineDropped();
+                log.info("Embedded transport: {} dropped a one-round-trip {} request without answering (an older "
+                        + "nixl-connect?); small transfers to it take two round trips for the next {} s", endpoint, op,
+                        TimeUnit.NANOSECONDS.toSeconds(SameHostPeer.INLINE_RECHECK_NANOS));
+                throw new StaleConnectionException(e, true);
+            }
+            throw new StaleConnectionException(e, false); // a pooled connection gone stale: retried on a new one
+        }
+        if (refusal != null) {
+            throw new TransportException(describe() + " refused by the peer: " + refusal);
+        }
+        if (read) {
+            for (int i = 0; i < lengths.length; i++) {
+                MemoryRegion region = local.get(i);
+                Wire.receiveMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
+            }
         }
     }
 

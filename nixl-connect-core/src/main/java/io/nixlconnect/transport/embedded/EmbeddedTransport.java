@@ -95,7 +95,8 @@ final class EmbeddedTransport implements Transport {
     /** Per peer endpoint: the path its transfers take, and why TCP where they cannot copy directly. */
     Map<String, String> peerPaths() {
         Map<String, String> paths = new java.util.TreeMap<>();
-        peers.forEach((endpoint, pool) -> paths.put(endpoint, pool.sameHost().state().describe()));
+        peers.forEach((endpoint, pool) -> paths.put(endpoint,
+                pool.sameHost().state().describe() + pool.sameHost().describeProtocol()));
         return paths;
     }
 

@@ -40,6 +40,8 @@ final class EmbeddedWindow implements PassiveWindow {
     private List<Link> moreInside;
     private int granted;
     private final int expected;
+    /** Notifications claimed: delivered, or on their way (an inline READ or WRITE still moving its bytes). */
+    private int claimed;
     private int received;
     private boolean closed;
     private volatile String path;
@@ -131,21 +133,31 @@ final class EmbeddedWindow implements PassiveWindow {
         return path;
     }
 
-    /** Counts one notification; false when the window takes no more (closed, or all have arrived). */
+    /**
+     * Claims one notification; false when the window takes no more (closed, or every one it waits for is delivered
+     * or on its way). A claim is then {@link #deliver delivered}, or {@link #release released} by an inline transfer
+     * that failed before its bytes were handed over.
+     */
     synchronized boolean claim() {
-        if (closed || received == expected) {
+        if (closed || claimed == expected) {
             return false;
         }
-        received++;
+        claimed++;
         return true;
     }
 
+    /** An inline transfer claimed a notification and failed before handing its bytes over: another peer may claim it. */
+    synchronized void release() {
+        claimed--;
+    }
+
     /**
-     * A claimed notification was answered: after the last one expected, complete and close (the data has landed,
-     * the memory is no longer served).
+     * A claimed notification was delivered (answered, or the bytes of an inline READ handed to the peer's socket):
+     * after the last one expected, complete and close (the data has landed, the memory is no longer served).
      */
     void deliver() {
         synchronized (this) {
+            received++;
             if (received < expected) {
                 return;
             }

@@ -64,6 +64,13 @@ abstract class Link implements AutoCloseable {
         }
     }
 
+    /** Writes every buffer in order; a gathering write where the link has one, so that small messages go as one segment. */
+    void writeFully(ByteBuffer[] buffers) throws IOException {
+        for (ByteBuffer buffer : buffers) {
+            writeFully(buffer);
+        }
+    }
+
     void readFully(ByteBuffer buffer) throws IOException {
         while (buffer.hasRemaining()) {
             if (read(buffer) < 0) {
@@ -88,7 +95,7 @@ abstract class Link implements AutoCloseable {
         return true;
     }
 
-    private void progress() {
+    void progress() {
         lastProgressNanos = System.nanoTime();
     }
 
@@ -132,6 +139,18 @@ abstract class Link implements AutoCloseable {
         @Override
         void writeSome(ByteBuffer buffer) throws IOException {
             channel.write(buffer);
+        }
+
+        @Override
+        void writeFully(ByteBuffer[] buffers) throws IOException {
+            long left = 0;
+            for (ByteBuffer buffer : buffers) {
+                left += buffer.remaining();
+            }
+            while (left > 0) {
+                left -= channel.write(buffers);
+                progress();
+            }
         }
     }
 
@@ -182,6 +201,29 @@ abstract class Link implements AutoCloseable {
         @Override
         void writeFully(ByteBuffer buffer) throws IOException {
             super.writeFully(buffer);
+            out.flush();
+        }
+
+        /** The buffers gathered in the copy array: one TLS record per 64 KiB, not one (and one write) per buffer. */
+        @Override
+        void writeFully(ByteBuffer[] buffers) throws IOException {
+            int filled = 0;
+            for (ByteBuffer buffer : buffers) {
+                while (buffer.hasRemaining()) {
+                    if (filled == COPY) {
+                        out.write(copy, 0, filled);
+                        progress();
+                        filled = 0;
+                    }
+                    int n = Math.min(COPY - filled, buffer.remaining());
+                    buffer.get(copy, filled, n);
+                    filled += n;
+                }
+            }
+            if (filled > 0) {
+                out.write(copy, 0, filled);
+                progress();
+            }
             out.flush();
         }
     }

@@ -1,11 +1,20 @@
 package io.nixlconnect.transport.embedded;
 
+import java.util.concurrent.TimeUnit;
+
 /**
  * Whether this process can copy from one peer endpoint's memory directly (cross-memory attach), found out
  * once per endpoint on the first transfer that could use it, and forgotten when the peer turns out to be
- * another process (restarted on the same port) or a copy fails.
+ * another process (restarted on the same port) or a copy fails. Also what else this side learned about the
+ * endpoint's protocol: whether it takes small transfers in one round trip (READ_INLINE, WRITE_INLINE).
  */
 final class SameHostPeer {
+
+    /**
+     * How long a peer that dropped an inline request is sent two-round-trip requests only, before inline ones are
+     * tried again (it may have been upgraded and restarted on the same port, or the drop had another cause).
+     */
+    static final long INLINE_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     /** The path a transfer's bytes took. */
     static final String CROSS_MEMORY_ATTACH = "cross-memory-attach";
@@ -38,6 +47,8 @@ final class SameHostPeer {
     }
 
     private volatile State state;
+    /** Until when (System.nanoTime) inline requests are not sent to this peer; 0: they are. */
+    private volatile long twoRoundTripsUntil;
 
     SameHostPeer(String disabledReason) {
         this.state = disabledReason == null ? State.UNKNOWN : State.tcpOnly(disabledReason);
@@ -62,5 +73,26 @@ final class SameHostPeer {
         if (state == seen) {
             state = State.UNKNOWN;
         }
+    }
+
+    /** Whether small transfers go to this peer in one round trip (false for a while after it dropped one). */
+    boolean takesInline() {
+        long until = twoRoundTripsUntil;
+        return until == 0 || System.nanoTime() - until > 0;
+    }
+
+    /**
+     * The peer dropped a fresh connection on an inline request without answering: an older nixl-connect that does
+     * not know the request kind (its server drops a connection on an unknown one). Two round trips for a while.
+     */
+    void inlineDropped() {
+        long until = System.nanoTime() + INLINE_RECHECK_NANOS;
+        twoRoundTripsUntil = until == 0 ? 1 : until;
+    }
+
+    /** For health details: empty, or that this peer is sent two-round-trip requests only, for now. */
+    String describeProtocol() {
+        return takesInline() ? "" : "; small transfers in two round trips (the peer dropped a one-round-trip request: "
+                + "an older nixl-connect?)";
     }
 }

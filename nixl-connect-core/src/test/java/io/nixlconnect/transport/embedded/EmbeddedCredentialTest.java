@@ -144,7 +144,14 @@ class EmbeddedCredentialTest {
                     RawPeer.request(Wire.READ, "victim", served.credential, dead, 0),
                     // The same-host copy's grant pins and exposes memory like a READ: same credential, same ranges.
                     RawPeer.request(Wire.READ_GRANT, "victim", wrong, live, 16),
-                    RawPeer.request(Wire.READ_GRANT, "victim", served.credential, dead, 16));
+                    RawPeer.request(Wire.READ_GRANT, "victim", served.credential, dead, 16),
+                    // One-round-trip requests are judged exactly as a READ or WRITE; a WRITE_INLINE's bytes follow.
+                    RawPeer.request(Wire.READ_INLINE, "victim", wrong, live, 16),
+                    RawPeer.request(Wire.READ_INLINE, "victim", served.credential, dead, 16),
+                    RawPeer.request(Wire.READ_INLINE, "victim", served.credential, live, 16, dead, 0),
+                    RawPeer.request(Wire.READ_INLINE, "nobody", served.credential, live, 16),
+                    concat(RawPeer.request(Wire.WRITE_INLINE, "victim", served.credential, live, 16), new byte[16]),
+                    concat(RawPeer.request(Wire.WRITE_INLINE, "victim", wrong, live, 16), new byte[16]));
             Set<String> answers = new HashSet<>();
             for (byte[] probe : probes) {
                 try (RawPeer peer = new RawPeer(served.port())) {
@@ -154,6 +161,14 @@ class EmbeddedCredentialTest {
                 }
             }
             assertThat(answers).hasSize(1);
+            // A refused inline request leaves the connection in step, whatever the reason: the next request is read.
+            for (byte[] probe : probes.subList(8, probes.size())) {
+                try (RawPeer peer = new RawPeer(served.port())) {
+                    assertThat(peer.send(probe).answer().kind()).isEqualTo("ERROR");
+                    assertThat(peer.send(RawPeer.request(Wire.NOTIFY, "victim", wrong)).answer().kind()).isEqualTo("ERROR");
+                }
+            }
+            assertThat(served.window.notified()).isNotDone();
             // The holder of the key is served, zero-length ranges included.
             try (RawPeer peer = new RawPeer(served.port())) {
                 assertThat(peer.send(RawPeer.request(Wire.READ, "victim", served.credential, live, 0, live, 8)).answer())
@@ -161,6 +176,48 @@ class EmbeddedCredentialTest {
                 assertThat(peer.readBytes(8)).isEqualTo(java.util.Arrays.copyOfRange(served.content(), 1024, 1032));
             }
         }
+    }
+
+    @Test
+    void aRefusedInlineWriteHasItsBytesReadAndDroppedNeverWritten() throws Exception {
+        byte[] original = random(4096);
+        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.WRITE, original);
+             RawPeer peer = new RawPeer(served.port())) {
+            byte[] forged = random(4096);
+            // A wrong key, and the right key for a range past the window: the bytes come with each request.
+            assertThat(peer.send(concat(RawPeer.request(Wire.WRITE_INLINE, "victim", ServedMemory.newCredential(),
+                    served.address, 4096), forged)).answer().kind()).isEqualTo("ERROR");
+            assertThat(peer.send(concat(RawPeer.request(Wire.WRITE_INLINE, "victim", served.credential,
+                    served.address + 2048, 4096), forged)).answer().kind()).isEqualTo("ERROR");
+            assertThat(served.content()).isEqualTo(original);
+            assertThat(served.window.notified()).isNotDone();
+            // The connection is still in step: the genuine write that follows lands and completes the window.
+            byte[] genuine = random(4096);
+            assertThat(peer.send(concat(RawPeer.request(Wire.WRITE_INLINE, "victim", served.credential, served.address,
+                    4096), genuine)).answer()).isEqualTo(RawPeer.Answer.OK);
+            assertThat(served.content()).isEqualTo(genuine);
+            assertThat(served.window.notified()).succeedsWithin(WAIT); // delivered right after the answer
+        }
+    }
+
+    @Test
+    void anInlineRequestOfMoreThanTheLimitIsDroppedAndMovesNothing() throws Exception {
+        int size = Wire.INLINE_MAX_BYTES + 1;
+        byte[] original = random(size);
+        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.WRITE, original);
+             RawPeer peer = new RawPeer(served.port())) {
+            peer.send(concat(RawPeer.request(Wire.WRITE_INLINE, "victim", served.credential, served.address, size),
+                    random(size)));
+            assertThat(peer.closedWithin(5000)).isTrue();
+            assertThat(served.content()).isEqualTo(original);
+            assertThat(served.window.notified()).isNotDone();
+        }
+    }
+
+    static byte[] concat(byte[] a, byte[] b) {
+        byte[] joined = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, joined, a.length, b.length);
+        return joined;
     }
 
     /**

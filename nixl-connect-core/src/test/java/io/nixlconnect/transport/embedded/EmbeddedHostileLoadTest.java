@@ -61,7 +61,10 @@ class EmbeddedHostileLoadTest {
         try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.READ, new byte[64])) {
             for (byte[] head : List.of(RawPeer.head(Wire.READ, 6, 32, Wire.MAX_RANGES + 1),
                     RawPeer.head(Wire.READ, 6, 32, -1), RawPeer.head(Wire.READ, 6, Wire.MAX_CREDENTIAL + 1, 1),
-                    RawPeer.head(Wire.READ, Wire.MAX_AGENT_NAME + 1, 32, 1), RawPeer.head(Wire.NOTIFY, 6, 32, 5))) {
+                    RawPeer.head(Wire.READ, Wire.MAX_AGENT_NAME + 1, 32, 1), RawPeer.head(Wire.NOTIFY, 6, 32, 5),
+                    // Inline requests have every range read, so their count is bounded much lower.
+                    RawPeer.head(Wire.READ_INLINE, 6, 32, Wire.INLINE_MAX_RANGES + 1),
+                    RawPeer.head(Wire.WRITE_INLINE, 6, 32, Wire.INLINE_MAX_RANGES + 1))) {
                 try (RawPeer attacker = new RawPeer(served.port())) {
                     assertThat(attacker.send(head).closedWithin(5000)).isTrue();
                 }

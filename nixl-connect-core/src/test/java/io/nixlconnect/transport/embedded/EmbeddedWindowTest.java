@@ -47,6 +47,26 @@ class EmbeddedWindowTest {
     }
 
     @Test
+    void claimsStopAtTheNotificationsExpectedAndAReleasedClaimIsFreeAgain() {
+        MemoryRegion region = new MemoryRegion(0x30000, 4096, MemoryType.DRAM, 0);
+        agent.registerMemory(region);
+        EmbeddedWindow window = (EmbeddedWindow) agent.openWindow(TransferOp.READ, List.of(region),
+                "fedcba9876543210fedcba9876543210".getBytes(), 2);
+        assertThat(window.claim()).isTrue();
+        assertThat(window.claim()).isTrue();
+        assertThat(window.claim()).as("both notifications are delivered or on their way").isFalse();
+        window.release(); // an inline transfer failed before handing its bytes over
+        assertThat(window.claim()).isTrue();
+        window.deliver();
+        assertThat(window.notificationsReceived()).isEqualTo(1);
+        assertThat(window.notified()).isNotDone();
+        window.deliver();
+        assertThat(window.notificationsReceived()).isEqualTo(2);
+        assertThat(window.notified()).isCompleted();
+        assertThat(window.claim()).isFalse();
+    }
+
+    @Test
     void closeWaitsForAGrantedPeerToReportAndNeverCutsItsConnection() throws Exception {
         EmbeddedWindow window = window();
         try (SocketChannel channel = SocketChannel.open(); Link link = Link.plain(channel)) {

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A seeded fuzz campaign of the embedded wire protocol against a live server on loopback: valid requests
- * (right and wrong credentials, READ, WRITE, NOTIFY, authentication hellos) are mutated (bit flips, boundary
+ * (right and wrong credentials, READ, WRITE, NOTIFY, READ_INLINE, WRITE_INLINE with its bytes, two inline
+ * requests on one connection, authentication hellos) are mutated (bit flips, boundary
  * values in length fields, truncation, extension, splicing, random bytes) and sent, each on its own connection.
  *
  * <p>What must hold: every connection ends promptly; no byte outside the published windows changes, nor any
@@ -144,7 +145,7 @@ class EmbeddedWireFuzzTest {
         };
         long offset = random.nextInt(WINDOW);
         long length = random.nextInt(WINDOW - (int) offset + 1);
-        return switch (random.nextInt(6)) {
+        return switch (random.nextInt(9)) {
             case 0 -> RawPeer.request(Wire.READ, "fuzzed", credential, readable + offset, length);
             case 1 -> concat(RawPeer.request(Wire.WRITE, "fuzzed", credential, writable + offset, length),
                     bytes(random, (int) length));
@@ -152,6 +153,11 @@ class EmbeddedWireFuzzTest {
             case 3 -> ByteBuffer.allocate(4 + PeerAuthentication.NONCE).putInt(PeerAuthentication.HELLO_MAGIC).array();
             case 4 -> concat(RawPeer.request(Wire.READ, "fuzzed", credential, readable, 16, readable + 64, 64),
                     RawPeer.request(Wire.NOTIFY, "fuzzed", credential));
+            case 5 -> RawPeer.request(Wire.READ_INLINE, "fuzzed", credential, readable + offset, length);
+            case 6 -> concat(RawPeer.request(Wire.WRITE_INLINE, "fuzzed", credential, writable + offset, length),
+                    bytes(random, (int) length));
+            case 7 -> concat(RawPeer.request(Wire.WRITE_INLINE, "fuzzed", credential, writable, 16, writable + 64, 64),
+                    concat(bytes(random, 80), RawPeer.request(Wire.READ_INLINE, "fuzzed", credential, readable, 32)));
             default -> bytes(random, 1 + random.nextInt(64));
         };
     }
