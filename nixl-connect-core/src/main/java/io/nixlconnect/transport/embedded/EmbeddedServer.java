@@ -265,6 +265,14 @@ final class EmbeddedServer {
                 connection.notified(deliver(link, agent, head.credential()));
                 yield true;
             }
+            // One stripe of a large WRITE: the bytes only; the notification comes as a NOTIFY after every stripe's.
+            case Wire.WRITE_STRIPE -> {
+                if (!moveRanges(connection, link, agent, head, TransferOp.WRITE)) {
+                    yield false;
+                }
+                Wire.writeOk(link);
+                yield true;
+            }
             default -> throw new Wire.ProtocolException("unknown request type " + head.type());
         };
     }
@@ -289,7 +297,7 @@ final class EmbeddedServer {
                 refuse(link, access);
                 return false;
             }
-            connection.unfinished.add(window); // from here the peer has started on the window
+            connection.started(window); // from here the peer has started on the window
             Wire.writeOk(link);
             for (int i = 0; i < ranges.size; i++) {
                 long address = ranges.addresses[i];
@@ -345,7 +353,7 @@ final class EmbeddedServer {
                 Wire.writeDeclined(link, declined);
                 return true;
             }
-            connection.unfinished.add(window); // from here the peer may copy from the window
+            connection.started(window); // from here the peer may copy from the window
             Wire.writeGrant(link, SameHostIdentity.self().pid());
             // Blocks until the peer has finished copying (or its process, and so its connection, is gone);
             // closing the window meanwhile waits for this, as the peer's copy cannot be cut off from here.
@@ -501,6 +509,18 @@ final class EmbeddedServer {
         Connection(SocketChannel channel, InetAddress address) {
             this.channel = channel;
             this.address = address;
+        }
+
+        /**
+         * The peer started to read or write {@code window} on this connection. Windows that completed meanwhile are
+         * forgotten first: a stripe of a large transfer ({@link StripedTransfer}) starts on a window that its peer
+         * notifies on another connection, and a long-lived connection must not keep every such window.
+         */
+        void started(EmbeddedWindow window) {
+            if (!unfinished.isEmpty()) {
+                unfinished.removeIf(done -> done.notified().isDone());
+            }
+            unfinished.add(window);
         }
 
         /** The peer notified {@code window} (null: nothing was notified). */

@@ -43,6 +43,10 @@ final class EmbeddedTransfer implements TransferHandle {
     private volatile String path;
     /** How the pool handed this transfer to its workers; null while it waits in the queue for a connection. */
     private volatile PeerPool.Dispatch dispatch;
+    /** The stripes of a large transfer while they run (so that cancel stops them all); null otherwise. */
+    private volatile StripedTransfer striped;
+    /** Connections the bytes went over: more than one for a striped transfer. */
+    private volatile int streams = 1;
 
     EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, LoadedPeer peer,
             List<MemoryRegion> remote, byte[] notification) {
@@ -71,10 +75,15 @@ final class EmbeddedTransfer implements TransferHandle {
         return state.get();
     }
 
-    /** {@code transport=embedded}, {@code backend=tcp} (its one path) and the peer's {@code host:port}. */
+    /**
+     * {@code transport=embedded}, {@code backend=tcp} (its one path) and the peer's {@code host:port}; {@code streams}
+     * when the bytes went over several connections ({@link StripedTransfer}).
+     */
     @Override
     public java.util.Map<String, Object> attributes() {
-        return java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint);
+        int n = streams;
+        return n > 1 ? java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint, "streams", n)
+                : java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint);
     }
 
     @Override
@@ -105,10 +114,11 @@ final class EmbeddedTransfer implements TransferHandle {
      *
      * @return a connection fit for reuse, or null
      */
-    Link run(Link pooled, SameHostPeer sameHost) {
+    Link run(Link pooled, PeerPool pool) {
         if (!started.compareAndSet(false, true)) {
             return pooled; // cancelled while queued
         }
+        SameHostPeer sameHost = pool.sameHost();
         worker = Thread.currentThread();
         Link current = pooled;
         boolean reused = pooled != null;
@@ -123,7 +133,7 @@ final class EmbeddedTransfer implements TransferHandle {
                     }
                 }
                 try {
-                    if (!readDirectly(current, reused, sameHost)) {
+                    if (!readDirectly(current, reused, sameHost) && !executeStriped(current, reused, pool)) {
                         execute(current);
                     }
                     end(TransferState.DONE, null);
@@ -152,26 +162,62 @@ final class EmbeddedTransfer implements TransferHandle {
 
     /** Opens, connects and secures (TLS, shared secret) a new connection to the peer. */
     private Link connect() throws IOException {
-        SocketChannel socket = SocketChannel.open();
-        Link plain = Link.plain(socket);
-        channel = plain; // so that cancel can close it while connecting
-        try {
+        return connect(agent.transport(), peer, link -> {
+            channel = link; // so that cancel can close it while connecting
             if (cancelled) {
                 throw new IOException("cancelled");
             }
+        });
+    }
+
+    /** Told of each stage of a connection being opened, the plain socket first, to close it from another thread. */
+    interface LinkTracker {
+        /** @throws IOException to give up (cancelled): the connection is closed */
+        void track(Link link) throws IOException;
+    }
+
+    /** Opens, connects and secures (TLS, shared secret) a new connection to {@code peer}. */
+    static Link connect(EmbeddedTransport transport, EmbeddedMetadata peer, LinkTracker tracker) throws IOException {
+        SocketChannel socket = SocketChannel.open();
+        Link plain = Link.plain(socket);
+        try {
+            tracker.track(plain);
             socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
             socket.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
             socket.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
             socket.connect(new InetSocketAddress(peer.host(), peer.port()));
-            Link secured = agent.transport().authentication().client(socket, peer.host(), peer.port());
-            channel = secured;
-            if (cancelled) {
-                throw new IOException("cancelled");
-            }
+            Link secured = transport.authentication().client(socket, peer.host(), peer.port());
+            tracker.track(secured);
             return secured;
         } catch (IOException | RuntimeException e) {
             plain.close();
             throw e;
+        }
+    }
+
+    /**
+     * A large transfer over several connections ({@link StripedTransfer}), when settings, size and the pool's free
+     * connections make it one.
+     *
+     * @return whether it ran striped (false: nothing was sent; run it on {@code ch} alone)
+     */
+    private boolean executeStriped(Link ch, boolean reused, PeerPool pool) throws IOException {
+        StripedTransfer run = StripedTransfer.plan(agent.transport(), pool, op, local, peer, peerAgent, notification,
+                remoteAddresses, lengths);
+        if (run == null) {
+            return false;
+        }
+        striped = run; // before it checks cancelled: cancel either sees it (and stops every stripe) or is seen there
+        streams = run.streams();
+        try {
+            path = SameHostPeer.TCP;
+            run.execute(ch, reused, () -> cancelled, this::describe);
+            return true;
+        } catch (StaleConnectionException stale) {
+            streams = 1; // retried, perhaps on one connection
+            throw stale;
+        } finally {
+            striped = null;
         }
     }
 
@@ -340,6 +386,10 @@ final class EmbeddedTransfer implements TransferHandle {
             return;
         }
         closeQuietly(channel);
+        StripedTransfer stripes = striped;
+        if (stripes != null) {
+            stripes.abort();
+        }
         if (Thread.currentThread() != worker) {
             try {
                 if (!finished.await(CANCEL_WAIT_SECONDS, TimeUnit.SECONDS)) {
@@ -358,7 +408,7 @@ final class EmbeddedTransfer implements TransferHandle {
     }
 
     /** An I/O failure before the peer answered: on a reused connection, worth one retry. */
-    private static final class StaleConnectionException extends IOException {
+    static final class StaleConnectionException extends IOException {
         private static final long serialVersionUID = 1L;
 
         /** Worth a retry on a fresh connection even when this one was fresh (the peer dropped it on IDENTIFY). */

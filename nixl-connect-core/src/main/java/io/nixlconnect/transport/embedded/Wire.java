@@ -19,6 +19,8 @@ import java.util.Arrays;
  * READ   request → response → (OK) the ranges' bytes in order      ; then the client sends NOTIFY
  * WRITE  request → response → (OK) client sends the ranges' bytes → response (after the notification)
  * NOTIFY request (count 0) → response (OK once delivered to a waiting window)
+ * WRITE_STRIPE  request → response → (OK) client sends the ranges' bytes → response (OK once they are in; no
+ *        notification: one large WRITE striped over several connections sends its NOTIFY after every stripe's OK)
  *
  * Same host (cross-memory attach; the side that owns the destination memory copies, nobody writes into
  * another process):
@@ -44,6 +46,11 @@ final class Wire {
     static final byte NOTIFY = 3;
     static final byte IDENTIFY = 4;
     static final byte READ_GRANT = 5;
+    /**
+     * A WRITE of part of a transfer's ranges that delivers no notification (see {@link StripedTransfer}). Peers
+     * from before it drop the connection on it without an answer, which tells the client to send one WRITE.
+     */
+    static final byte WRITE_STRIPE = 6;
     static final byte OK = 0;
     static final byte ERROR = 1;
     static final byte DECLINED = 2;
@@ -163,7 +170,7 @@ final class Wire {
         link.readFully(head.limit(HEAD));
         head.position(4);
         byte type = head.get();
-        if (type < READ || type > READ_GRANT) {
+        if (type < READ || type > WRITE_STRIPE) {
             throw new ProtocolException("unknown request type " + type);
         }
         int nameLength = head.getShort() & 0xFFFF;
