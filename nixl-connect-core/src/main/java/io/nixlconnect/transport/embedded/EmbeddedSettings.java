@@ -28,7 +28,7 @@ import javax.net.ssl.SSLContext;
  * @param sameHostCopy             whether READs from a peer on this host copy its memory directly (cross-memory
  *                                 attach) where the OS allows it, and peers are granted such copies of this side's
  *                                 memory; false keeps every transfer on TCP
- * @param tcpStreams               connections one large transfer over TCP (16 MiB or more of host memory on this
+ * @param tcpStreams               connections one large transfer over TCP (64 MiB or more of host memory on this
  *                                 side) is striped over, 1 to {@value #MAX_TCP_STREAMS}, default
  *                                 {@value #DEFAULT_TCP_STREAMS}; 1: one connection per transfer. Never more than
  *                                 the peer's pool ({@link #maxConnectionsPerPeer}) has free when it starts

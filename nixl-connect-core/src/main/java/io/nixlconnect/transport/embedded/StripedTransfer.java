@@ -35,10 +35,13 @@ import java.util.function.Supplier;
  */
 final class StripedTransfer {
 
-    /** Smallest transfer striped: below it one stream is as fast (measured, docs/benchmarks.md). */
-    static final long MIN_BYTES = 16L << 20;
+    /**
+     * Smallest transfer striped. Measured on 2 cores (docs/benchmarks.md): at 16–48 MiB two streams were no faster
+     * than one (median) and cost 10–25% more CPU per byte; from 64 MiB on they were faster at no more CPU per byte.
+     */
+    static final long MIN_BYTES = 64L << 20;
     /** Smallest stripe: a transfer gets at most one stripe per this many bytes. */
-    static final long MIN_STRIPE_BYTES = 8L << 20;
+    static final long MIN_STRIPE_BYTES = 32L << 20;
     /** Stripe boundaries fall on multiples of this, whole pages of both buffers (when the ranges start on one). */
     private static final long ALIGNMENT = 64 << 10;
 

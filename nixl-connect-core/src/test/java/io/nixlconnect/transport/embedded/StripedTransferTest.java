@@ -44,7 +44,7 @@ import org.junit.jupiter.api.Timeout;
 class StripedTransferTest {
 
     private static final Duration WAIT = Duration.ofSeconds(30);
-    private static final int SIZE = 32 << 20;
+    private static final int SIZE = (int) StripedTransfer.MIN_BYTES;
 
     private static EmbeddedSettings tcp(int streams) {
         return EmbeddedSettings.defaults().withSameHostCopy(false).withTcpStreams(streams);
@@ -57,7 +57,7 @@ class StripedTransferTest {
     @Test
     void stripedReadsAndWritesMoveEveryByteOfSeveralDescriptorsAndNotifyOnce() {
         // Odd sizes: the three stripes' boundaries fall inside descriptors, and a stripe spans several.
-        int[] sizes = {5 << 20 | 7, 20 << 20 | 4093, 1 << 20 | 1};
+        int[] sizes = {20 << 20 | 7, 70 << 20 | 4093, 10 << 20 | 1};
         try (Connector producer = connector("producer", tcp(3)); Connector consumer = connector("consumer", tcp(3))) {
             Descriptor[] published = new Descriptor[sizes.length];
             Descriptor[] targets = new Descriptor[sizes.length];
@@ -206,7 +206,7 @@ class StripedTransferTest {
 
     @Test
     void aWindowClosedDuringAStripedReadAbortsEveryStripe() throws Exception {
-        int size = 2 * SIZE; // each stripe more than the sockets' buffers hold
+        int size = SIZE; // each stripe more than the sockets' buffers hold
         try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "passive", TransferOp.READ, new byte[size]);
              RawPeer first = new RawPeer(served.port()); RawPeer second = new RawPeer(served.port())) {
             for (RawPeer stripe : List.of(first, second)) {
