@@ -158,14 +158,19 @@ final class EmbeddedServer {
         }
     }
 
-    /** The connection (from {@code address}, or any when null) that has waited longest for a request. */
+    /**
+     * The connection (from {@code address}, or any when null) that has waited longest for a request, of those not
+     * holding a window they started on and that is still open: such a connection is a stripe that finished its part
+     * of a transfer whose other stripes still run ({@link StripedTransfer}), and closing it would fail that window
+     * as if its reader were lost. (The idle timeout still closes it.)
+     */
     private Connection longestWaiting(InetAddress address) {
         Connection oldest = null;
         long oldestSince = 0;
         for (Connection connection : connections) {
             long since = connection.waitingSince;
             if (since != Connection.BUSY && (address == null || connection.address.equals(address))
-                    && (oldest == null || since - oldestSince < 0)) {
+                    && (oldest == null || since - oldestSince < 0) && !connection.holdsOpenWindow()) {
                 oldest = connection;
                 oldestSince = since;
             }
@@ -521,6 +526,16 @@ final class EmbeddedServer {
                 unfinished.removeIf(done -> done.notified().isDone());
             }
             unfinished.add(window);
+        }
+
+        /** Whether a window this connection started on is still waiting for its notification. */
+        boolean holdsOpenWindow() {
+            for (EmbeddedWindow window : unfinished) {
+                if (!window.notified().isDone()) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         /** The peer notified {@code window} (null: nothing was notified). */

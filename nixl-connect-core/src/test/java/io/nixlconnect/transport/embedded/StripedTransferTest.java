@@ -160,7 +160,7 @@ class StripedTransferTest {
             assertThat(peer.answered.await(30, TimeUnit.SECONDS)).as("both stripes under way").isTrue();
             transfer.cancel();
             assertThat(transfer.state()).isEqualTo(TransferState.CANCELLED);
-            assertThat(transfer.completion()).isCompletedExceptionally();
+            assertThat(transfer.completion()).failsWithin(WAIT); // completed just after cancel returns
             assertThat(peer.allConnectionsEnded()).as("cancel closed every stripe's connection").isTrue();
             assertThat(peer.notifies.get()).isZero();
         }
@@ -222,6 +222,29 @@ class StripedTransferTest {
             assertThat(closedWithin(first, 10_000)).isTrue();
             assertThat(closedWithin(second, 10_000)).isTrue();
             assertThat(served.window.notified()).isCompletedExceptionally();
+        }
+    }
+
+    @Test
+    void aFullServerDoesNotEvictAStripeThatFinishedItsPartWhileAnotherStillRuns() throws Exception {
+        EmbeddedSettings full = ServedMemory.loopback().withServerConnectionLimits(2, 2);
+        try (ServedMemory served = new ServedMemory(full, "passive", TransferOp.READ, new byte[SIZE]);
+             RawPeer finished = new RawPeer(served.port()); RawPeer running = new RawPeer(served.port())) {
+            finished.send(RawPeer.request(Wire.READ, "passive", served.credential, served.address, SIZE / 2));
+            assertThat(finished.answer()).isEqualTo(RawPeer.Answer.OK);
+            finished.readBytes(SIZE / 2); // its part is done: it waits for a request, the window not yet notified
+            running.send(RawPeer.request(Wire.READ, "passive", served.credential, served.address + SIZE / 2, SIZE / 2));
+            assertThat(running.answer()).isEqualTo(RawPeer.Answer.OK);
+            running.readBytes(1 << 16); // the server is blocked sending the rest
+            Thread.sleep(200); // the finished stripe's server thread is back waiting for a request
+            try (RawPeer third = new RawPeer(served.port())) {
+                assertThat(third.closedWithin(5_000)).as("refused: no connection may be evicted").isTrue();
+            }
+            assertThat(served.window.notified()).as("the finished stripe was not evicted").isNotDone();
+            running.readBytes(SIZE / 2 - (1 << 16));
+            finished.send(RawPeer.request(Wire.NOTIFY, "passive", served.credential));
+            assertThat(finished.answer()).isEqualTo(RawPeer.Answer.OK);
+            assertThat(served.window.notified()).succeedsWithin(WAIT);
         }
     }
 
