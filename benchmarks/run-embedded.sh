@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 max_size="${1:-1073741824}"
-# Connections a large embedded TCP transfer is striped over in the striped run (the library's default: 2).
+# Connections a large embedded TCP transfer is striped over in the striped run (the library's default is 1).
 tcp_streams="${TCP_STREAMS:-2}"
 port=13337
 
@@ -74,8 +74,8 @@ wait "$server" 2>/dev/null || true
 
 echo "== nixl-connect embedded transport, two JVMs"
 ./mvnw -q -B -ntp -pl nixl-connect-benchmarks -am package -DskipTests
-# same-host copy allowed, TCP streams per large transfer: the default path; TCP on one connection; TCP striped.
-for run in "true $tcp_streams" "false 1" "false $tcp_streams"; do
+# same-host copy allowed, TCP streams per large transfer: the defaults; TCP on one connection; TCP striped.
+for run in "true 1" "false 1" "false $tcp_streams"; do
   read -r same_host streams <<<"$run"
   echo "-- same-host copy allowed: $same_host, TCP streams per large transfer: $streams, load average $(cut -d' ' -f1-3 /proc/loadavg)"
   java -cp "nixl-connect-benchmarks/target/classes:nixl-connect-benchmarks/target/lib/*" \

@@ -55,7 +55,11 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     /** Default for {@link #maxConnectionsPerAddress}. */
     public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
     /** Default for {@link #tcpStreams}. */
-    public static final int DEFAULT_TCP_STREAMS = 2;
+    /**
+     * Default for {@link #tcpStreams}: one connection per transfer. On the shared 2-core machine it was measured on,
+     * two gained little and inconsistently (docs/benchmarks.md); set 2 where cores are free.
+     */
+    public static final int DEFAULT_TCP_STREAMS = 1;
     /** Most {@link #tcpStreams} accepted. */
     public static final int MAX_TCP_STREAMS = 16;
     /** Shortest accepted {@link #sharedSecret}, in bytes. */
@@ -170,8 +174,9 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     }
 
     /**
-     * Large transfers over TCP striped over {@code streams} connections to their peer (1: each on one connection).
-     * On a 2-core host over loopback two streams run the kernel's copies on both cores; see docs/benchmarks.md.
+     * Large transfers over TCP striped over {@code streams} connections to their peer (1: each on one connection), so
+     * that the kernel's copies of several connections run on several cores; see docs/architecture.md and
+     * docs/benchmarks.md.
      */
     public EmbeddedSettings withTcpStreams(int streams) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
