@@ -5,13 +5,17 @@
 #      (installed if missing; the NIXL wheel bundles UCX's libraries but not ucx_perftest).
 #      For each: bandwidth, and bytes per CPU-second (user + system time of both processes, from bash's
 #      `times`, setup and warm-up included; ucx_perftest busy-polls, so expect ~2 CPUs busy).
-#   2. TransferBenchmark EMBEDDED, twice: same-host copy allowed (cross-memory attach, the default) and
-#      -Dbench.sameHostCopy=false (TCP). READ bandwidth 4 KiB … maxSize between two JVMs, bytes per
-#      CPU-second of both JVMs, the path taken, and the p50/p99 latency of one complete 4 KiB operation.
-# Usage: benchmarks/run-embedded.sh [maxSizeBytes]      Results: paste into docs/benchmarks.md.
+#   2. TransferBenchmark EMBEDDED, three times: same-host copy allowed (cross-memory attach, the default), and
+#      -Dbench.sameHostCopy=false (TCP) with each transfer on one connection (-Dbench.tcpStreams=1) and with
+#      large ones striped over $TCP_STREAMS (default 2). READ bandwidth 4 KiB … maxSize between two JVMs, bytes
+#      per CPU-second of both JVMs, the path taken (" xN": striped over N connections), and the p50/p99
+#      latency of one complete 4 KiB operation.
+# Usage: [TCP_STREAMS=N] benchmarks/run-embedded.sh [maxSizeBytes]      Results: paste into docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 max_size="${1:-1073741824}"
+# Connections a large embedded TCP transfer is striped over in the striped run (the library's default is 1).
+tcp_streams="${TCP_STREAMS:-2}"
 port=13337
 
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB, load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -70,10 +74,12 @@ wait "$server" 2>/dev/null || true
 
 echo "== nixl-connect embedded transport, two JVMs"
 ./mvnw -q -B -ntp -pl nixl-connect-benchmarks -am package -DskipTests
-for same_host in true false; do
-  echo "-- same-host copy allowed: $same_host"
+# same-host copy allowed, TCP streams per large transfer: the defaults; TCP on one connection; TCP striped.
+for run in "true 1" "false 1" "false $tcp_streams"; do
+  read -r same_host streams <<<"$run"
+  echo "-- same-host copy allowed: $same_host, TCP streams per large transfer: $streams, load average $(cut -d' ' -f1-3 /proc/loadavg)"
   java -cp "nixl-connect-benchmarks/target/classes:nixl-connect-benchmarks/target/lib/*" \
-      -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dbench.sameHostCopy="$same_host" \
+      -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dbench.sameHostCopy="$same_host" -Dbench.tcpStreams="$streams" \
       io.nixlconnect.benchmarks.TransferBenchmark EMBEDDED "$max_size"
 done
 echo "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

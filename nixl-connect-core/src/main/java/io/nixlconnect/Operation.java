@@ -67,7 +67,8 @@ public sealed interface Operation extends AutoCloseable permits AbstractOperatio
      * for an active operation once it has ended, {@code backend} (the NIXL plugin NIXL chose, e.g. {@code UCX}, or
      * {@code tcp} on the embedded transport) and, on NIXL, its telemetry of the transfer
      * ({@code telemetry.postMicros}, {@code telemetry.transferMicros}, {@code telemetry.bytes},
-     * {@code telemetry.descriptors}); the embedded transport adds the {@code peer} address. A passive operation
+     * {@code telemetry.descriptors}); the embedded transport adds the {@code peer} address, and {@code streams} (the
+     * number of connections) when it striped a large transfer over several. A passive operation
      * learns nothing of the path its peer chose. Never null; unmodifiable.
      */
     Map<String, Object> attributes();

@@ -94,6 +94,11 @@ public class NixlConnectProperties implements Validator {
                 errors.rejectValue("maxConnectionsPerPeer", "notPositive", "must be at least 1, such as "
                         + EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER + " (the default)");
             }
+            if (embedded.getTcpStreams() < 1 || embedded.getTcpStreams() > EmbeddedSettings.MAX_TCP_STREAMS) {
+                errors.rejectValue("tcpStreams", "outOfRange", "must be between 1 and " + EmbeddedSettings.MAX_TCP_STREAMS
+                        + " (connections one large transfer is striped over; 1: one connection), such as "
+                        + EmbeddedSettings.DEFAULT_TCP_STREAMS + " (the default)");
+            }
             String secret = embedded.getSharedSecret();
             if (secret != null && !secret.isBlank()
                     && secret.getBytes(StandardCharsets.UTF_8).length < EmbeddedSettings.MIN_SHARED_SECRET_LENGTH) {
@@ -276,6 +281,13 @@ public class NixlConnectProperties implements Validator {
         private boolean sameHostCopy = true;
 
         /**
+         * Connections one large transfer over TCP (64 MiB or more) is striped over, so that the copies of several
+         * connections run on several cores; never more than the peer's pool has free when it starts. 1 to 16; 1
+         * keeps each transfer on one connection.
+         */
+        private int tcpStreams = EmbeddedSettings.DEFAULT_TCP_STREAMS;
+
+        /**
          * Secret every peer must prove (challenge-response, the secret never travels) before this worker reads its
          * requests, and that this worker proves to the peers it connects to. At least 16 bytes, the same on every
          * peer. Unset: no authentication.
@@ -337,6 +349,14 @@ public class NixlConnectProperties implements Validator {
 
         public void setSameHostCopy(boolean sameHostCopy) {
             this.sameHostCopy = sameHostCopy;
+        }
+
+        public int getTcpStreams() {
+            return tcpStreams;
+        }
+
+        public void setTcpStreams(int tcpStreams) {
+            this.tcpStreams = tcpStreams;
         }
 
         public String getSharedSecret() {

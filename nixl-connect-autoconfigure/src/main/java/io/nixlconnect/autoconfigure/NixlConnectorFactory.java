@@ -102,6 +102,7 @@ final class NixlConnectorFactory {
                 .withAdvertisedAddress(embedded.getAdvertisedAddress())
                 .withMaxConnectionsPerPeer(embedded.getMaxConnectionsPerPeer())
                 .withSameHostCopy(embedded.isSameHostCopy())
+                .withTcpStreams(embedded.getTcpStreams())
                 .withSharedSecret(secret == null || secret.isBlank() ? null : secret)
                 .withSslContext(sslContext(embedded.getSsl().getBundle(), sslBundles))
                 .withTimeouts(embedded.getIdleTimeout(), embedded.getReadTimeout())

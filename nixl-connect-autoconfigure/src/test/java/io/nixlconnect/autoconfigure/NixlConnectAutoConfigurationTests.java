@@ -65,7 +65,7 @@ class NixlConnectAutoConfigurationTests {
                 "nixl.connect.operation-timeout=2m", "nixl.connect.passive-timeout=45s",
                 "nixl.connect.limits.max-in-flight-operations=7", "nixl.connect.limits.max-metadata-size=2MB",
                 "nixl.connect.embedded.advertised-address=10.1.2.3", "nixl.connect.embedded.max-connections-per-peer=3",
-                "nixl.connect.embedded.same-host-copy=false",
+                "nixl.connect.embedded.same-host-copy=false", "nixl.connect.embedded.tcp-streams=4",
                 "nixl.connect.nixl.backends=UCX,GDS", "nixl.connect.nixl.progress-thread-delay=250us",
                 "nixl.connect.nixl.backend-parameters.num_threads=4", "nixl.connect.nixl.library-path=/opt/nixl/lib",
                 "nixl.connect.cuda.device-id=3", "nixl.connect.cuda.required=false",
@@ -81,6 +81,7 @@ class NixlConnectAutoConfigurationTests {
             assertThat(embedded.advertisedAddress()).isEqualTo("10.1.2.3");
             assertThat(embedded.maxConnectionsPerPeer()).isEqualTo(3);
             assertThat(embedded.sameHostCopy()).isFalse();
+            assertThat(embedded.tcpStreams()).isEqualTo(4);
             NixlConnectProperties properties = context.getBean(NixlConnectProperties.class);
             // backend=embedded leaves NIXL out of the list; its settings map all the same.
             NixlSettings nixl = NixlConnectorFactory.nixl(properties.getNixl());
@@ -107,6 +108,7 @@ class NixlConnectAutoConfigurationTests {
             assertThat(embedded.maxConnectionsPerPeer()).isEqualTo(8);
             assertThat(embedded.sameHostCopy()).isTrue();
             assertThat(properties.getEmbedded().isSameHostCopy()).isEqualTo(EmbeddedSettings.defaults().sameHostCopy());
+            assertThat(embedded.tcpStreams()).isEqualTo(EmbeddedSettings.DEFAULT_TCP_STREAMS);
             assertThat(options.operationTimeout()).isEqualTo(Duration.ofSeconds(30));
             assertThat(options.passiveTimeout()).isEqualTo(Duration.ofSeconds(60));
             assertThat(options.maxInFlightOperations()).isEqualTo(4096);

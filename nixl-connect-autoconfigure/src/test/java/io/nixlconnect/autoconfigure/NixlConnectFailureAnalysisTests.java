@@ -3,6 +3,7 @@ package io.nixlconnect.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import org.junit.jupiter.api.Test;
@@ -44,6 +45,11 @@ class NixlConnectFailureAnalysisTests {
                         + "the default), nixl or embedded");
         assertThat(rejected("nixl.connect.embedded.max-connections-per-peer=0")).singleElement().asString()
                 .startsWith("nixl.connect.embedded.maxConnectionsPerPeer: must be at least 1");
+        assertThat(rejected("nixl.connect.embedded.tcp-streams=0")).containsExactly(
+                "nixl.connect.embedded.tcpStreams: must be between 1 and 16 (connections one large transfer is striped "
+                        + "over; 1: one connection), such as " + EmbeddedSettings.DEFAULT_TCP_STREAMS + " (the default)");
+        assertThat(rejected("nixl.connect.embedded.tcp-streams=17")).singleElement().asString()
+                .startsWith("nixl.connect.embedded.tcpStreams: must be between 1 and 16");
         assertThat(rejected("nixl.connect.nixl.progress-thread-delay=-1ms")).singleElement().asString()
                 .startsWith("nixl.connect.nixl.progressThreadDelay: must be zero or positive when set");
     }

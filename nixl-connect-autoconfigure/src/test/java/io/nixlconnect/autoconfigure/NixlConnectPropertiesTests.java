@@ -41,6 +41,8 @@ class NixlConnectPropertiesTests {
         assertThat(properties.getEmbedded().getPort()).isEqualTo(embedded.port());
         assertThat(properties.getEmbedded().getAdvertisedAddress()).isEqualTo(embedded.advertisedAddress());
         assertThat(properties.getEmbedded().getMaxConnectionsPerPeer()).isEqualTo(embedded.maxConnectionsPerPeer());
+        assertThat(properties.getEmbedded().isSameHostCopy()).isEqualTo(embedded.sameHostCopy());
+        assertThat(properties.getEmbedded().getTcpStreams()).isEqualTo(embedded.tcpStreams());
         assertThat(properties.getEmbedded().getSharedSecret()).isNull();
         assertThat(embedded.sharedSecret()).isNull();
         assertThat(properties.getEmbedded().getSsl().getBundle()).isNull();
@@ -84,6 +86,8 @@ class NixlConnectPropertiesTests {
         assertThat(defaults.get("nixl.connect.embedded.port").asInt()).isEqualTo(EmbeddedSettings.DEFAULT_PORT);
         assertThat(defaults.get("nixl.connect.embedded.max-connections-per-peer").asInt())
                 .isEqualTo(EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER);
+        assertThat(defaults.get("nixl.connect.embedded.tcp-streams").asInt())
+                .isEqualTo(EmbeddedSettings.DEFAULT_TCP_STREAMS);
         assertThat(defaults.get("nixl.connect.embedded.idle-timeout").asString())
                 .isEqualTo(EmbeddedSettings.DEFAULT_IDLE_TIMEOUT.toSeconds() + "s");
         assertThat(defaults.get("nixl.connect.embedded.read-timeout").asString())

@@ -30,6 +30,13 @@ final class BenchmarkOptions {
     static boolean sameHostCopy() {
         return Boolean.parseBoolean(System.getProperty(SAME_HOST_COPY_PROPERTY, "true"));
     }
+
+    /** {@code -Dbench.tcpStreams=N}: connections a large embedded TCP transfer is striped over (both JVMs). */
+    static final String TCP_STREAMS_PROPERTY = "bench.tcpStreams";
+
+    static int tcpStreams() {
+        return Integer.getInteger(TCP_STREAMS_PROPERTY, EmbeddedSettings.DEFAULT_TCP_STREAMS);
+    }
     /** PKCS#12 key store (key and trust both) for the embedded transport's TLS; unset: plain TCP. */
     static final String TLS_KEY_STORE_PROPERTY = "bench.embedded.tls.keystore";
     static final String TLS_PASSWORD_PROPERTY = "bench.embedded.tls.password";
@@ -59,7 +66,8 @@ final class BenchmarkOptions {
             return NixlSettings.defaults().withLibraryDir(dir == null ? null : Path.of(dir));
         }
         if (name.equals(EmbeddedSettings.NAME)) {
-            EmbeddedSettings settings = EmbeddedSettings.defaults().withSameHostCopy(sameHostCopy()).withSharedSecret(blankToNull(System.getProperty(SECRET_PROPERTY)));
+            EmbeddedSettings settings = EmbeddedSettings.defaults().withSameHostCopy(sameHostCopy())
+                    .withTcpStreams(tcpStreams()).withSharedSecret(blankToNull(System.getProperty(SECRET_PROPERTY)));
             String keyStore = System.getProperty(TLS_KEY_STORE_PROPERTY);
             if (keyStore != null && !keyStore.isBlank()) {
                 settings = settings.withSslContext(sslContext(Path.of(keyStore),

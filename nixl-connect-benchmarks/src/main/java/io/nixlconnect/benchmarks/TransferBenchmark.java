@@ -22,12 +22,16 @@ import java.util.concurrent.TimeUnit;
  * parses it and begins the read → both sides complete).
  *
  * <p>Usage: {@code TransferBenchmark [EMBEDDED|NIXL] [maxSizeBytes]}; {@code -Dbench.sameHostCopy=false} keeps the
- * embedded transport on TCP. Per size it also prints the bytes moved per CPU-second of both JVMs together
- * (process CPU time, user + system, over the measured iterations), and which path the reads took.
+ * embedded transport on TCP, {@code -Dbench.tcpStreams=N} stripes its large transfers over N connections,
+ * {@code -Dbench.sizes=a,b,…} measures those sizes (bytes) instead of 4 KiB … 1 GiB. Per size it also prints the bytes
+ * moved per CPU-second of both JVMs together (process CPU time, user + system, over the measured iterations), and
+ * which path the reads took (" xN": striped over N connections).
  */
 public final class TransferBenchmark {
 
     private static final long[] SIZES = {4L << 10, 64L << 10, 1L << 20, 16L << 20, 64L << 20, 256L << 20, 1L << 30};
+    /** {@code -Dbench.sizes=16777216,33554432}: the bandwidth sizes in bytes, instead of {@link #SIZES}. */
+    static final String SIZES_PROPERTY = "bench.sizes";
     /**
      * Complete 4 KiB operations run before anything is measured, so that both JVMs measure steady-state
      * (C2-compiled) code: after the former 300 warm-ups the small-operation path was still partly
@@ -54,6 +58,7 @@ public final class TransferBenchmark {
         List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path")));
         command.add("-Dbench.hugepages=" + BenchmarkBuffer.hugePagesRequested());
         command.add("-D" + BenchmarkOptions.SAME_HOST_COPY_PROPERTY + "=" + BenchmarkOptions.sameHostCopy());
+        command.add("-D" + BenchmarkOptions.TCP_STREAMS_PROPERTY + "=" + BenchmarkOptions.tcpStreams());
         if (BenchmarkOptions.nixlLibraryDir() != null) {
             command.add("-D" + BenchmarkOptions.LIBRARY_PATH_PROPERTY + "=" + BenchmarkOptions.nixlLibraryDir());
         }
@@ -69,14 +74,17 @@ public final class TransferBenchmark {
             TransferBenchmark bench = new TransferBenchmark(peer);
             System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName()
                     + "; buffers with huge-page advice: " + BenchmarkBuffer.hugePagesRequested() + "; same-host copy allowed: "
-                    + BenchmarkOptions.sameHostCopy());
+                    + BenchmarkOptions.sameHostCopy() + "; TCP streams per large transfer: " + BenchmarkOptions.tcpStreams());
             // Latency first, straight after the warm-up: once the bandwidth sizes have run, HotSpot has
             // deoptimized parts of the small-operation path (new type and branch profiles) and a few hundred
             // operations do not bring it back to steady state.
             bench.latency(connector, 4096, WARMUP_OPERATIONS, 3000);
             System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s %14s  %s%n", "size", "iters", "median GB/s", "best GB/s",
                     "GB/CPU-second", "path");
-            for (long size : SIZES) {
+            String sizes = System.getProperty(SIZES_PROPERTY);
+            long[] measured = sizes == null || sizes.isBlank() ? SIZES
+                    : Arrays.stream(sizes.split(",")).map(String::trim).mapToLong(Long::parseLong).toArray();
+            for (long size : measured) {
                 if (size > maxSize) {
                     break;
                 }
@@ -124,7 +132,8 @@ public final class TransferBenchmark {
                 read.waitForCompletion();
                 long elapsed = System.nanoTime() - start;
                 expect("DONE");
-                path = read.transferPath();
+                Object streams = read.attributes().get("streams"); // set when the transfer was striped
+                path = read.transferPath() + (streams == null ? "" : " x" + streams);
                 if (i >= 0) {
                     gbps[i] = size / (double) elapsed; // bytes per ns = GB/s
                 }

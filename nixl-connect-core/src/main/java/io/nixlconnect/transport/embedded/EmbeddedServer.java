@@ -158,14 +158,19 @@ final class EmbeddedServer {
         }
     }
 
-    /** The connection (from {@code address}, or any when null) that has waited longest for a request. */
+    /**
+     * The connection (from {@code address}, or any when null) that has waited longest for a request, of those not
+     * holding a window they started on and that is still open: such a connection is a stripe that finished its part
+     * of a transfer whose other stripes still run ({@link StripedTransfer}), and closing it would fail that window
+     * as if its reader were lost. (The idle timeout still closes it.)
+     */
     private Connection longestWaiting(InetAddress address) {
         Connection oldest = null;
         long oldestSince = 0;
         for (Connection connection : connections) {
             long since = connection.waitingSince;
             if (since != Connection.BUSY && (address == null || connection.address.equals(address))
-                    && (oldest == null || since - oldestSince < 0)) {
+                    && (oldest == null || since - oldestSince < 0) && !connection.holdsOpenWindow()) {
                 oldest = connection;
                 oldestSince = since;
             }
@@ -267,6 +272,14 @@ final class EmbeddedServer {
                 connection.notified(deliver(link, agent, head.credential()));
                 yield true;
             }
+            // One stripe of a large WRITE: the bytes only; the notification comes as a NOTIFY after every stripe's.
+            case Wire.WRITE_STRIPE -> {
+                if (!moveRanges(connection, link, agent, head, TransferOp.WRITE)) {
+                    yield false;
+                }
+                Wire.writeOk(link);
+                yield true;
+            }
             default -> throw new Wire.ProtocolException("unknown request type " + head.type());
         };
     }
@@ -291,7 +304,7 @@ final class EmbeddedServer {
                 refuse(link, access);
                 return false;
             }
-            connection.unfinished.add(window); // from here the peer has started on the window
+            connection.started(window); // from here the peer has started on the window
             Wire.writeOk(link);
             for (int i = 0; i < ranges.size; i++) {
                 long address = ranges.addresses[i];
@@ -347,7 +360,7 @@ final class EmbeddedServer {
                 Wire.writeDeclined(link, declined);
                 return true;
             }
-            connection.unfinished.add(window); // from here the peer may copy from the window
+            connection.started(window); // from here the peer may copy from the window
             Wire.writeGrant(link, SameHostIdentity.self().pid());
             // Blocks until the peer has finished copying (or its process, and so its connection, is gone);
             // closing the window meanwhile waits for this, as the peer's copy cannot be cut off from here.
@@ -642,6 +655,28 @@ final class EmbeddedServer {
         Connection(SocketChannel channel, InetAddress address) {
             this.channel = channel;
             this.address = address;
+        }
+
+        /**
+         * The peer started to read or write {@code window} on this connection. Windows that completed meanwhile are
+         * forgotten first: a stripe of a large transfer ({@link StripedTransfer}) starts on a window that its peer
+         * notifies on another connection, and a long-lived connection must not keep every such window.
+         */
+        void started(EmbeddedWindow window) {
+            if (!unfinished.isEmpty()) {
+                unfinished.removeIf(done -> done.notified().isDone());
+            }
+            unfinished.add(window);
+        }
+
+        /** Whether a window this connection started on is still waiting for its notification. */
+        boolean holdsOpenWindow() {
+            for (EmbeddedWindow window : unfinished) {
+                if (!window.notified().isDone()) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         /** The peer notified {@code window} (null: nothing was notified). */

@@ -25,10 +25,18 @@ import javax.net.ssl.SSLContext;
  * @param readTimeout              longest a request in progress may make no progress before the server closes it
  * @param maxServerConnections     connections the server holds at once; handler threads are bounded by it
  * @param maxConnectionsPerAddress connections the server holds at once from one remote address
+ * @param sameHostCopy             whether READs from a peer on this host copy its memory directly (cross-memory
+ *                                 attach) where the OS allows it, and peers are granted such copies of this side's
+ *                                 memory; false keeps every transfer on TCP
+ * @param tcpStreams               connections one large transfer over TCP (64 MiB or more of host memory on this
+ *                                 side) is striped over, 1 to {@value #MAX_TCP_STREAMS}, default
+ *                                 {@value #DEFAULT_TCP_STREAMS}; 1: one connection per transfer. Never more than
+ *                                 the peer's pool ({@link #maxConnectionsPerPeer}) has free when it starts
  */
 public record EmbeddedSettings(String bindAddress, int port, String advertisedAddress, int maxConnectionsPerPeer,
         String sharedSecret, SSLContext sslContext, Duration idleTimeout, Duration readTimeout,
-        int maxServerConnections, int maxConnectionsPerAddress, boolean sameHostCopy) implements TransportSettings {
+        int maxServerConnections, int maxConnectionsPerAddress, boolean sameHostCopy, int tcpStreams)
+        implements TransportSettings {
 
     /** The backend's name. */
     public static final String NAME = "embedded";
@@ -46,6 +54,14 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     public static final int DEFAULT_MAX_SERVER_CONNECTIONS = 1024;
     /** Default for {@link #maxConnectionsPerAddress}. */
     public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+    /** Default for {@link #tcpStreams}. */
+    /**
+     * Default for {@link #tcpStreams}: one connection per transfer. On the shared 2-core machine it was measured on,
+     * two gained little and inconsistently (docs/benchmarks.md); set 2 where cores are free.
+     */
+    public static final int DEFAULT_TCP_STREAMS = 1;
+    /** Most {@link #tcpStreams} accepted. */
+    public static final int MAX_TCP_STREAMS = 16;
     /** Shortest accepted {@link #sharedSecret}, in bytes. */
     public static final int MIN_SHARED_SECRET_LENGTH = 16;
 
@@ -73,6 +89,10 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
             throw new IllegalArgumentException("maxConnectionsPerAddress must be 1..maxServerConnections ("
                     + maxServerConnections + "), was " + maxConnectionsPerAddress);
         }
+        if (tcpStreams < 1 || tcpStreams > MAX_TCP_STREAMS) {
+            throw new IllegalArgumentException("tcpStreams must be 1.." + MAX_TCP_STREAMS
+                    + " (connections one large transfer is striped over; 1: one connection), was " + tcpStreams);
+        }
     }
 
     private static void requirePositive(Duration duration, String name) {
@@ -84,25 +104,25 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     /** These settings with peers authenticated by {@code secret} (null: none). */
     public EmbeddedSettings withSharedSecret(String secret) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, secret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
     }
 
     /** These settings with every connection over TLS from {@code context} (null: plain TCP). */
     public EmbeddedSettings withSslContext(SSLContext context) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, context,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
     }
 
     /** These settings with the server's timeouts. */
     public EmbeddedSettings withTimeouts(Duration idle, Duration read) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idle, read, maxServerConnections, maxConnectionsPerAddress, sameHostCopy);
+                idle, read, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
     }
 
     /** These settings with the server's connection limits. */
     public EmbeddedSettings withServerConnectionLimits(int maxConnections, int maxPerAddress) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxConnections, maxPerAddress, sameHostCopy);
+                idleTimeout, readTimeout, maxConnections, maxPerAddress, sameHostCopy, tcpStreams);
     }
 
     /** Never prints the secret. */
@@ -112,7 +132,8 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
                 + advertisedAddress + ", maxConnectionsPerPeer=" + maxConnectionsPerPeer + ", sharedSecret="
                 + (sharedSecret == null ? "none" : "(set)") + ", tls=" + (sslContext != null) + ", idleTimeout="
                 + idleTimeout + ", readTimeout=" + readTimeout + ", maxServerConnections=" + maxServerConnections
-                + ", maxConnectionsPerAddress=" + maxConnectionsPerAddress + ", sameHostCopy=" + sameHostCopy + "]";
+                + ", maxConnectionsPerAddress=" + maxConnectionsPerAddress + ", sameHostCopy=" + sameHostCopy
+                + ", tcpStreams=" + tcpStreams + "]";
     }
 
     /**
@@ -122,34 +143,44 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     public static EmbeddedSettings defaults() {
         return new EmbeddedSettings(DEFAULT_BIND_ADDRESS, DEFAULT_PORT, null, DEFAULT_MAX_CONNECTIONS_PER_PEER, null,
                 null, DEFAULT_IDLE_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_MAX_SERVER_CONNECTIONS,
-                DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, true);
+                DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, true, DEFAULT_TCP_STREAMS);
     }
 
     public EmbeddedSettings withBindAddress(String address) {
         return new EmbeddedSettings(address, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
     }
 
     public EmbeddedSettings withPort(int newPort) {
         return new EmbeddedSettings(bindAddress, newPort, advertisedAddress, maxConnectionsPerPeer, sharedSecret,
-                sslContext, idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy);
+                sslContext, idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
     }
 
     /** {@code null} or blank: advertise the bind address (or this host's, for a wildcard bind). */
     public EmbeddedSettings withAdvertisedAddress(String address) {
         return new EmbeddedSettings(bindAddress, port, address, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
     }
 
     public EmbeddedSettings withMaxConnectionsPerPeer(int max) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, max, sharedSecret, sslContext, idleTimeout,
-                readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy);
+                readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
     }
 
     /** Same-host copy allowed (the default) or every transfer kept on TCP. */
     public EmbeddedSettings withSameHostCopy(boolean allowed) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, allowed);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, allowed, tcpStreams);
+    }
+
+    /**
+     * Large transfers over TCP striped over {@code streams} connections to their peer (1: each on one connection), so
+     * that the kernel's copies of several connections run on several cores; see docs/architecture.md and
+     * docs/benchmarks.md.
+     */
+    public EmbeddedSettings withTcpStreams(int streams) {
+        return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, streams);
     }
 
     @Override

@@ -59,6 +59,10 @@ final class EmbeddedTransfer implements TransferHandle {
     /** The agent's list of transfers in flight; guarded by its lock. */
     EmbeddedTransfer previousInAgent;
     EmbeddedTransfer nextInAgent;
+    /** The stripes of a large transfer while they run (so that cancel stops them all); null otherwise. */
+    private volatile StripedTransfer striped;
+    /** Connections the bytes went over: more than one for a striped transfer. */
+    private volatile int streams = 1;
 
     private static final EndListener ENDED = failure -> { };
     private static final VarHandle STARTED;
@@ -107,10 +111,15 @@ final class EmbeddedTransfer implements TransferHandle {
         return state;
     }
 
-    /** {@code transport=embedded}, {@code backend=tcp} (its one path) and the peer's {@code host:port}. */
+    /**
+     * {@code transport=embedded}, {@code backend=tcp} (its one path) and the peer's {@code host:port}; {@code streams}
+     * when the bytes went over several connections ({@link StripedTransfer}).
+     */
     @Override
     public java.util.Map<String, Object> attributes() {
-        return java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint);
+        int n = streams;
+        return n > 1 ? java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint, "streams", n)
+                : java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint);
     }
 
     @Override
@@ -181,10 +190,11 @@ final class EmbeddedTransfer implements TransferHandle {
      *
      * @return a connection fit for reuse, or null
      */
-    Link run(Link pooled, SameHostPeer sameHost) {
+    Link run(Link pooled, PeerPool pool) {
         if (!STARTED.compareAndSet(this, false, true)) {
             return pooled; // cancelled while queued
         }
+        SameHostPeer sameHost = pool.sameHost();
         worker = Thread.currentThread();
         Link current = pooled;
         boolean reused = pooled != null;
@@ -201,7 +211,7 @@ final class EmbeddedTransfer implements TransferHandle {
                 try {
                     if (Wire.fitsInline(lengths) && sameHost.takesInline()) {
                         executeInline(current, reused, sameHost);
-                    } else if (!readDirectly(current, reused, sameHost)) {
+                    } else if (!readDirectly(current, reused, sameHost) && !executeStriped(current, reused, pool)) {
                         execute(current);
                     }
                     end(TransferState.DONE, null);
@@ -230,26 +240,62 @@ final class EmbeddedTransfer implements TransferHandle {
 
     /** Opens, connects and secures (TLS, shared secret) a new connection to the peer. */
     private Link connect() throws IOException {
-        SocketChannel socket = SocketChannel.open();
-        Link plain = Link.plain(socket);
-        channel = plain; // so that cancel can close it while connecting
-        try {
+        return connect(agent.transport(), peer, link -> {
+            channel = link; // so that cancel can close it while connecting
             if (cancelled) {
                 throw new IOException("cancelled");
             }
+        });
+    }
+
+    /** Told of each stage of a connection being opened, the plain socket first, to close it from another thread. */
+    interface LinkTracker {
+        /** @throws IOException to give up (cancelled): the connection is closed */
+        void track(Link link) throws IOException;
+    }
+
+    /** Opens, connects and secures (TLS, shared secret) a new connection to {@code peer}. */
+    static Link connect(EmbeddedTransport transport, EmbeddedMetadata peer, LinkTracker tracker) throws IOException {
+        SocketChannel socket = SocketChannel.open();
+        Link plain = Link.plain(socket);
+        try {
+            tracker.track(plain);
             socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
             socket.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
             socket.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
             socket.connect(new InetSocketAddress(peer.host(), peer.port()));
-            Link secured = agent.transport().authentication().client(socket, peer.host(), peer.port());
-            channel = secured;
-            if (cancelled) {
-                throw new IOException("cancelled");
-            }
+            Link secured = transport.authentication().client(socket, peer.host(), peer.port());
+            tracker.track(secured);
             return secured;
         } catch (IOException | RuntimeException e) {
             plain.close();
             throw e;
+        }
+    }
+
+    /**
+     * A large transfer over several connections ({@link StripedTransfer}), when settings, size and the pool's free
+     * connections make it one.
+     *
+     * @return whether it ran striped (false: nothing was sent; run it on {@code ch} alone)
+     */
+    private boolean executeStriped(Link ch, boolean reused, PeerPool pool) throws IOException {
+        StripedTransfer run = StripedTransfer.plan(agent.transport(), pool, op, local, peer, peerAgent, notification,
+                remoteAddresses, lengths);
+        if (run == null) {
+            return false;
+        }
+        striped = run; // before it checks cancelled: cancel either sees it (and stops every stripe) or is seen there
+        streams = run.streams();
+        try {
+            path = SameHostPeer.TCP;
+            run.execute(ch, reused, () -> cancelled, this::describe);
+            return true;
+        } catch (StaleConnectionException stale) {
+            streams = 1; // retried, perhaps on one connection
+            throw stale;
+        } finally {
+            striped = null;
         }
     }
 
@@ -493,6 +539,10 @@ final class EmbeddedTransfer implements TransferHandle {
             return;
         }
         closeQuietly(channel);
+        StripedTransfer stripes = striped;
+        if (stripes != null) {
+            stripes.abort();
+        }
         if (Thread.currentThread() != worker) {
             awaitFinished();
         }
@@ -520,7 +570,7 @@ final class EmbeddedTransfer implements TransferHandle {
     }
 
     /** An I/O failure before the peer answered: on a reused connection, worth one retry. */
-    private static final class StaleConnectionException extends IOException {
+    static final class StaleConnectionException extends IOException {
         private static final long serialVersionUID = 1L;
 
         /** Worth a retry on a fresh connection even when this one was fresh (the peer dropped it on IDENTIFY). */

@@ -92,6 +92,11 @@ final class EmbeddedTransport implements Transport {
         return settings.sameHostCopy() ? null : "same-host copy is turned off by configuration";
     }
 
+    /** Connections one large transfer is striped over ({@link StripedTransfer}); 1: none. */
+    int tcpStreams() {
+        return settings.tcpStreams();
+    }
+
     /** Per peer endpoint: the path its transfers take, and why TCP where they cannot copy directly. */
     Map<String, String> peerPaths() {
         Map<String, String> paths = new java.util.TreeMap<>();

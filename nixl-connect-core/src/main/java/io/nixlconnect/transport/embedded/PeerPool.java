@@ -18,6 +18,8 @@ final class PeerPool {
     private final Deque<EmbeddedTransfer> waiting = new ArrayDeque<>();
     private int open;
     private boolean closed;
+    /** The peer dropped a {@link Wire#WRITE_STRIPE} unanswered (it predates them): its WRITEs take one connection. */
+    private volatile boolean stripedWritesRefused;
 
     PeerPool(int max, Executor executor, SameHostPeer sameHost) {
         this.max = max;
@@ -27,6 +29,44 @@ final class PeerPool {
 
     SameHostPeer sameHost() {
         return sameHost;
+    }
+
+    Executor executor() {
+        return executor;
+    }
+
+    boolean stripedWritesRefused() {
+        return stripedWritesRefused;
+    }
+
+    void refuseStripedWrites() {
+        stripedWritesRefused = true;
+    }
+
+    /**
+     * Up to {@code wanted} more connections for the stripes of a large transfer, without waiting: idle ones first,
+     * then, while under the limit, null entries, each a permit to open a new connection. Every entry comes back
+     * through {@link #giveBack}.
+     */
+    synchronized Link[] borrow(int wanted) {
+        int n = closed ? 0 : Math.min(wanted, idle.size() + max - open);
+        Link[] borrowed = new Link[Math.max(n, 0)];
+        for (int i = 0; i < borrowed.length; i++) {
+            if (!idle.isEmpty()) {
+                borrowed[i] = idle.pop();
+            } else {
+                open++;
+            }
+        }
+        return borrowed;
+    }
+
+    /** A borrowed connection (or permit) back: kept, or handed to a transfer queued for one; null: it was dropped. */
+    void giveBack(Link link) {
+        EmbeddedTransfer queued = next(link);
+        if (queued != null) {
+            executor.execute(() -> drive(queued, link));
+        }
     }
 
     void submit(EmbeddedTransfer transfer) {
@@ -76,7 +116,7 @@ final class PeerPool {
             if (!compareAndSet(false, true)) {
                 return;
             }
-            Link current = transfer.run(channel, sameHost);
+            Link current = transfer.run(channel, PeerPool.this);
             EmbeddedTransfer next = next(current);
             if (next != null) {
                 executor.execute(() -> drive(next, current)); // the caller goes back to its own work
@@ -88,7 +128,7 @@ final class PeerPool {
         EmbeddedTransfer transfer = first;
         Link current = channel;
         while (transfer != null) {
-            current = transfer.run(current, sameHost);
+            current = transfer.run(current, this);
             transfer = next(current);
         }
     }

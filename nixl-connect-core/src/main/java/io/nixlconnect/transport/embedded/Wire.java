@@ -19,6 +19,8 @@ import java.util.Arrays;
  * READ   request → response → (OK) the ranges' bytes in order      ; then the client sends NOTIFY
  * WRITE  request → response → (OK) client sends the ranges' bytes → response (after the notification)
  * NOTIFY request (count 0) → response (OK once delivered to a waiting window)
+ * WRITE_STRIPE  request → response → (OK) client sends the ranges' bytes → response (OK once they are in; no
+ *        notification: one large WRITE striped over several connections sends its NOTIFY after every stripe's OK)
  *
  * Small transfers (at most INLINE_MAX_BYTES in at most INLINE_MAX_RANGES ranges), one round trip:
  * READ_INLINE  request → OK the ranges' bytes in order (the server then delivers the notification itself)
@@ -54,6 +56,11 @@ final class Wire {
     static final byte READ_INLINE = 6;
     /** A small WRITE in one round trip: the bytes follow the request at once; one answer, after the notification. */
     static final byte WRITE_INLINE = 7;
+    /**
+     * A WRITE of part of a transfer's ranges that delivers no notification (see {@link StripedTransfer}). Peers
+     * from before it drop the connection on it without an answer, which tells the client to send one WRITE.
+     */
+    static final byte WRITE_STRIPE = 8;
     static final byte OK = 0;
     static final byte ERROR = 1;
     static final byte DECLINED = 2;
@@ -190,7 +197,7 @@ final class Wire {
         link.readFully(head.limit(HEAD));
         head.position(4);
         byte type = head.get();
-        if (type < READ || type > WRITE_INLINE) {
+        if (type < READ || type > WRITE_STRIPE) {
             throw new ProtocolException("unknown request type " + type);
         }
         int nameLength = head.getShort() & 0xFFFF;
