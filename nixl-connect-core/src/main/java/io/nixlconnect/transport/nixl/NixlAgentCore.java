@@ -68,6 +68,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
     /** How many of {@link #inFlight} their waiting threads poll (see {@link #pollOnWaitingThread}). */
     private final AtomicInteger polledByWaitingThreads = new AtomicInteger();
+    /** Transfers whose end the thread waiting for them saw first (see {@link #pollOnWaitingThread}). */
+    private final LongAdder transfersEndedOnWaitingThreads = new LongAdder();
     private final Set<NixlWindow> draining = ConcurrentHashMap.newKeySet();
     /** Memory of windows released at their drain limit, freed when the agent is destroyed. */
     private final List<AutoCloseable> keptUntilClose = new ArrayList<>();
@@ -619,7 +621,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
             transfer.polledByWaitingThread = false;
             progress.wake(); // anything left (an interrupted wait's transfer) is the loop's again
         }
-        if (outcome != null) {
+        if (outcome != null && outcome != NixlTransfer.ALREADY_ENDED) {
+            transfersEndedOnWaitingThreads.increment();
             // Outside the agent's lock: the operation's completion callbacks may close the connector from here.
             outcome.run();
         }
@@ -662,6 +665,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("remoteAgents", peers.loadedCount());
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
+        details.put("transfersEndedOnWaitingThread", transfersEndedOnWaitingThreads.sum());
         Map<String, Long> byBackend = new TreeMap<>();
         transfersByBackend.forEach((backend, count) -> byBackend.put(backend, count.sum()));
         details.put("transfersByBackend", byBackend);

@@ -131,6 +131,9 @@ final class NixlTransfer implements TransferHandle {
         return true;
     }
 
+    /** What {@link #pollOnce()} returns for a transfer that had ended before (its future was completed then). */
+    static final Runnable ALREADY_ENDED = () -> { };
+
     /**
      * Checks the request once for the thread that waits for it; call with the agent's lifecycle lock held. When the
      * transfer has ended, records the result, releases the request and returns what completes the future, for the
@@ -139,7 +142,7 @@ final class NixlTransfer implements TransferHandle {
     Runnable pollOnce() {
         synchronized (this) {
             if (state.isTerminal()) {
-                return () -> { }; // cancelled or abandoned meanwhile: whoever ended it completed the future
+                return ALREADY_ENDED;
             }
             int status = checkStatus();
             return status == NixlCapi.IN_PROGRESS ? null : finish(status);

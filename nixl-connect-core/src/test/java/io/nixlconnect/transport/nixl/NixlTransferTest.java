@@ -329,58 +329,73 @@ class NixlTransferTest {
         handle.cancel(); // idempotent
     }
 
-    /** A 64 MiB READ posted and handed to the calling thread, whose end that thread observes. */
-    private TransferHandle postLargeRead(String key) {
-        Memory local = buffer(64L << 20, 21);
-        Memory remote = buffer(64L << 20, 22);
+    /** A READ of {@code size} bytes posted between fresh registered buffers. */
+    private TransferHandle postRead(long size, String key) {
+        Memory local = buffer(size, 21);
+        Memory remote = buffer(size, 22);
         register(active, local);
         register(passive, remote);
-        connect();
+        connect(); // again for each buffer: the passive side's metadata now has its key
         return active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
                 key(key));
     }
 
+    private long endedOnWaitingThread() {
+        return (Long) active.details().get("transfersEndedOnWaitingThread");
+    }
+
+    /**
+     * The waiting thread returns once the transfer has ended, and it sees most ends first. Not every one: on one host
+     * UCX copies inside the post, so what is left (the notification's send) may be done before the thread polls.
+     */
     @Test
-    void theWaitingThreadPollsTheTransferToItsEndAndCompletesIt() throws Exception {
-        TransferHandle handle = postLargeRead("polled-by-waiter");
-        AtomicReference<Thread> completedOn = new AtomicReference<>();
-        handle.completion().thenRun(() -> completedOn.set(Thread.currentThread()));
-
-        handle.runOnWaitingThread();
-
-        assertThat(handle.state()).isEqualTo(TransferState.DONE);
-        assertThat(completedOn).hasValue(Thread.currentThread());
+    void theWaitingThreadPollsTheTransferToItsEnd() {
+        for (int i = 0; i < 20; i++) {
+            TransferHandle handle = postRead(4096, "polled-by-waiter-" + i);
+            handle.runOnWaitingThread();
+            assertThat(handle.state()).isEqualTo(TransferState.DONE);
+        }
+        assertThat(endedOnWaitingThread()).isPositive();
         assertThat(active.details().get("transfersInFlight")).isEqualTo(0);
     }
 
     @Test
     void anInterruptedWaitingThreadLeavesTheTransferToTheProgressLoop() throws Exception {
-        TransferHandle handle = postLargeRead("interrupted-waiter");
-        AtomicReference<Thread> completedOn = new AtomicReference<>();
-        handle.completion().thenRun(() -> completedOn.set(Thread.currentThread()));
-
-        Thread.currentThread().interrupt();
-        try {
-            handle.runOnWaitingThread();
-        } finally {
-            assertThat(Thread.interrupted()).isTrue(); // the interrupt is left for the caller's wait to see
+        for (int i = 0; i < 5; i++) {
+            TransferHandle handle = postRead(4096, "interrupted-waiter-" + i);
+            Thread.currentThread().interrupt();
+            try {
+                handle.runOnWaitingThread();
+            } finally {
+                assertThat(Thread.interrupted()).isTrue(); // the interrupt is left for the caller's wait to see
+            }
+            handle.completion().get(30, TimeUnit.SECONDS);
+            assertThat(handle.state()).isEqualTo(TransferState.DONE);
         }
-
-        handle.completion().get(30, TimeUnit.SECONDS);
-        assertThat(handle.state()).isEqualTo(TransferState.DONE);
-        assertThat(completedOn.get()).isNotEqualTo(Thread.currentThread());
+        assertThat(endedOnWaitingThread()).isZero();
     }
 
     /** The completion runs after the waiting thread let go of the agent's lock: closing the agent there must not hang. */
     @Test
     void aCompletionCallbackOnTheWaitingThreadMayCloseTheAgent() throws Exception {
-        TransferHandle handle = postLargeRead("close-from-callback");
-        handle.completion().whenComplete((ignored, error) -> active.close());
-
-        CompletableFuture<Void> waiter = CompletableFuture.runAsync(handle::runOnWaitingThread);
-
-        waiter.get(30, TimeUnit.SECONDS);
-        assertThat(handle.state()).isEqualTo(TransferState.DONE);
+        CompletableFuture<Boolean> closedFromWaitingThread = new CompletableFuture<>();
+        for (int i = 0; i < 20 && !closedFromWaitingThread.isDone(); i++) {
+            TransferHandle handle = postRead(4096, "close-from-callback-" + i);
+            CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> {
+                Thread waiting = Thread.currentThread();
+                AtomicBoolean polling = new AtomicBoolean();
+                handle.completion().whenComplete((ignored, error) -> {
+                    if (polling.get() && Thread.currentThread() == waiting) { // ended by the waiting thread's poll
+                        active.close();
+                        closedFromWaitingThread.complete(true);
+                    }
+                });
+                polling.set(true);
+                handle.runOnWaitingThread();
+            });
+            waiter.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(closedFromWaitingThread).isCompletedWithValue(true);
         assertThat(active.details().get("serving")).isEqualTo(false);
     }
 
