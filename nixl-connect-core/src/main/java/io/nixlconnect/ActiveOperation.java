@@ -15,9 +15,6 @@ import java.util.Map;
  */
 public abstract sealed class ActiveOperation extends AbstractOperation permits ReadOperation, WriteOperation {
 
-    /** Largest transfer the waiting thread runs itself (see {@link #beforeWaiting()}). */
-    static final long RUN_ON_WAITING_THREAD_MAX_BYTES = 64 * 1024;
-
     private final RdmaMetadata remoteMetadata;
     private volatile Remote remote;
     private volatile TransferHandle handle;
@@ -133,15 +130,15 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     /**
-     * A small transfer no transport thread has started yet runs on the waiting thread itself: it would only block
-     * meanwhile, and two thread hand-offs are a large part of a small operation's time. Not for large transfers (an
-     * interrupt of the waiting thread would close the connection they stream over) nor for timed waits (the caller
-     * must get control back at its deadline).
+     * The thread about to block in an untimed wait is offered to the transport: it would only block meanwhile, and
+     * the two thread hand-offs it saves (waking a transport thread, that thread waking the caller) are a large part of
+     * a small operation's time. The transport decides what it takes (see {@link TransferHandle#runOnWaitingThread}).
+     * Not for timed waits: the caller must get control back at its deadline.
      */
     @Override
     void beforeWaiting() {
         TransferHandle posted = handle;
-        if (posted != null && totalBytes() <= RUN_ON_WAITING_THREAD_MAX_BYTES && !Thread.currentThread().isInterrupted()) {
+        if (posted != null && !Thread.currentThread().isInterrupted()) {
             posted.runOnWaitingThread();
         }
     }

@@ -80,9 +80,11 @@ public sealed interface Operation extends AutoCloseable permits AbstractOperatio
     CompletableFuture<Void> completion();
 
     /**
-     * Blocks until the operation ends. An active operation of at most 64 KiB that no transport thread has started
-     * yet is run by the calling thread itself (it would only wait meanwhile, and small operations are mostly thread
-     * hand-offs); an interrupt while it runs there ends the operation ERRORED, as the interrupted socket closes.
+     * Blocks until the operation ends. The calling thread would only wait meanwhile, so an active operation puts it
+     * to work (small operations are mostly thread hand-offs): on the embedded transport it runs a transfer of at most
+     * 64 KiB that no transport thread has started yet (an interrupt while it runs there ends the operation ERRORED,
+     * as the interrupted socket closes); on NIXL it polls the transfer's status itself, as a caller of NIXL's own
+     * API does, instead of being woken by the agent's progress thread (an interrupt only stops the polling).
      *
      * @throws TransferException if it errored (also at its own time limit: then a {@link TransferTimeoutException})
      *                           or was cancelled, or the thread was interrupted

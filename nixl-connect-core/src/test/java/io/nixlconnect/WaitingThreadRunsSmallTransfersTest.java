@@ -11,6 +11,8 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -19,10 +21,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * An untimed wait offers a small transfer to the waiting thread ({@link TransferHandle#runOnWaitingThread()}); a
- * large transfer, or one waited for with a timeout, is left to the transport's threads (the caller keeps control of
- * its deadline, and an interrupt cannot close the connection of a long transfer). The consumer's embedded transport
- * is wrapped to count the offers.
+ * An untimed wait offers the transfer to the waiting thread ({@link TransferHandle#runOnWaitingThread()}); one waited
+ * for with a timeout, or by an interrupted thread, is left to the transport's threads (the caller keeps control of its
+ * deadline). The embedded transport takes a small transfer no worker has started yet and leaves a larger one to its
+ * workers (an interrupt cannot close the connection of a long transfer). The consumer's embedded transport is wrapped
+ * to count the offers and to see which thread ended each transfer.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class WaitingThreadRunsSmallTransfersTest {
@@ -30,6 +33,8 @@ class WaitingThreadRunsSmallTransfersTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
 
     private final AtomicInteger offers = new AtomicInteger();
+    /** The thread that completed each transfer, in order. */
+    private final List<Thread> completedOn = new CopyOnWriteArrayList<>();
     private Connector producer;
     private Connector consumer;
 
@@ -68,6 +73,7 @@ class WaitingThreadRunsSmallTransfersTest {
                 return wrap(TransportAgent.class, agent);
             }
             if (result instanceof TransferHandle handle && method.getReturnType() == TransferHandle.class) {
+                handle.completion().whenComplete((ignored, error) -> completedOn.add(Thread.currentThread()));
                 return wrap(TransferHandle.class, handle);
             }
             return result;
@@ -98,24 +104,29 @@ class WaitingThreadRunsSmallTransfersTest {
     }
 
     @Test
-    void anUntimedWaitOffersASmallReadToTheWaitingThread() {
+    void anUntimedWaitOffersTheTransferToTheWaitingThreadWhichRunsASmallOne() {
         for (int i = 0; i < 50; i++) {
             read(4096, false);
         }
-        read((int) ActiveOperation.RUN_ON_WAITING_THREAD_MAX_BYTES, false);
-        assertThat(offers).hasValue(51);
+        assertThat(offers).hasValue(50);
+        // A worker may claim one before the caller reaches its wait, but not all of them.
+        assertThat(completedOn).contains(Thread.currentThread());
     }
 
     @Test
-    void aLargeReadIsNotOffered() {
-        read((int) ActiveOperation.RUN_ON_WAITING_THREAD_MAX_BYTES + 1, false);
-        assertThat(offers).hasValue(0);
+    void theEmbeddedTransportLeavesALargeReadToItsWorkers() {
+        int limit = 64 * 1024; // EmbeddedTransfer.RUN_ON_WAITING_THREAD_MAX_BYTES
+        read(limit + 1, false);
+        read(limit + 1, false);
+        assertThat(offers).hasValue(2);
+        assertThat(completedOn).hasSize(2).doesNotContain(Thread.currentThread());
     }
 
     @Test
     void aTimedWaitDoesNotOfferEvenASmallRead() {
         read(4096, true);
         assertThat(offers).hasValue(0);
+        assertThat(completedOn).hasSize(1).doesNotContain(Thread.currentThread());
     }
 
     @Test

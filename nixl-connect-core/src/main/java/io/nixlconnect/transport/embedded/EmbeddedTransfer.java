@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 final class EmbeddedTransfer implements TransferHandle {
 
     private static final long CANCEL_WAIT_SECONDS = 30;
+    /** Largest transfer the waiting thread runs itself (see {@link #runOnWaitingThread()}). */
+    static final long RUN_ON_WAITING_THREAD_MAX_BYTES = 64 * 1024;
 
     private final EmbeddedAgent agent;
     private final TransferOp op;
@@ -144,13 +146,25 @@ final class EmbeddedTransfer implements TransferHandle {
         dispatch = handedOver;
     }
 
-    /** Runs the transfer here if no worker has picked it up yet (see {@link PeerPool.Dispatch}). */
+    /**
+     * Runs a transfer of at most {@link #RUN_ON_WAITING_THREAD_MAX_BYTES} here if no worker has picked it up yet (see
+     * {@link PeerPool.Dispatch}). Not a larger one: an interrupt of the waiting thread would close the connection it
+     * streams over, ending the transfer ERRORED.
+     */
     @Override
     public void runOnWaitingThread() {
         PeerPool.Dispatch handedOver = dispatch;
-        if (handedOver != null) {
+        if (handedOver != null && totalBytes() <= RUN_ON_WAITING_THREAD_MAX_BYTES) {
             handedOver.runHere();
         }
+    }
+
+    private long totalBytes() {
+        long total = 0;
+        for (long length : lengths) {
+            total += length;
+        }
+        return total;
     }
 
     @Override

@@ -25,6 +25,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
@@ -65,6 +66,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final NixlPeers peers = new NixlPeers(this);
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
+    /** How many of {@link #inFlight} their waiting threads poll (see {@link #pollOnWaitingThread}). */
+    private final AtomicInteger polledByWaitingThreads = new AtomicInteger();
     private final Set<NixlWindow> draining = ConcurrentHashMap.newKeySet();
     /** Memory of windows released at their drain limit, freed when the agent is destroyed. */
     private final List<AutoCloseable> keptUntilClose = new ArrayList<>();
@@ -528,6 +531,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
             }
             int events = 0;
             for (NixlTransfer transfer : inFlight) {
+                if (transfer.polledByWaitingThread) {
+                    continue;
+                }
                 if (transfer.poll()) {
                     inFlight.remove(transfer);
                     events++;
@@ -579,7 +585,44 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     @Override
     public boolean transfersInFlight() {
-        return !inFlight.isEmpty();
+        return inFlight.size() > polledByWaitingThreads.get();
+    }
+
+    /**
+     * Polls {@code transfer} on the calling thread, which waits for it, until it ends, the thread is interrupted or
+     * the agent closes. Python's callers of NIXL poll the same way ({@code check_xfer_state} in a loop); here it
+     * spares the hand-off from the progress thread (a completion there, then a wake-up of the parked caller, tens of
+     * microseconds on a busy machine). Meanwhile the progress loop leaves the transfer alone and does not spin for it.
+     */
+    void pollOnWaitingThread(NixlTransfer transfer) {
+        Runnable outcome = null;
+        transfer.polledByWaitingThread = true;
+        polledByWaitingThreads.incrementAndGet();
+        try {
+            while (outcome == null && !Thread.currentThread().isInterrupted()) {
+                lifecycle.readLock().lock();
+                try {
+                    if (agent == 0) {
+                        return; // closing abandons the transfer
+                    }
+                    outcome = transfer.pollOnce();
+                    if (outcome != null) {
+                        inFlight.remove(transfer);
+                    }
+                } finally {
+                    lifecycle.readLock().unlock();
+                }
+                Thread.onSpinWait();
+            }
+        } finally {
+            polledByWaitingThreads.decrementAndGet();
+            transfer.polledByWaitingThread = false;
+            progress.wake(); // anything left (an interrupted wait's transfer) is the loop's again
+        }
+        if (outcome != null) {
+            // Outside the agent's lock: the operation's completion callbacks may close the connector from here.
+            outcome.run();
+        }
     }
 
     @Override

@@ -24,6 +24,8 @@ final class NixlTransfer implements TransferHandle {
     private long request;
     private volatile TransferState state = TransferState.IN_PROGRESS;
     private volatile java.util.Map<String, Object> attributes = java.util.Map.of("transport", "nixl");
+    /** Whether the thread waiting for this transfer polls it (the progress loop then leaves it alone). */
+    volatile boolean polledByWaitingThread;
 
     NixlTransfer(NixlAgentCore agent, String remote, long request, String description, int cudaDevice) {
         this.agent = agent;
@@ -65,6 +67,15 @@ final class NixlTransfer implements TransferHandle {
     }
 
     /**
+     * Polls this transfer on the waiting thread until it ends (see {@link NixlAgentCore#pollOnWaitingThread}): that
+     * thread would only block, and being woken by the progress thread costs a thread hand-off per operation.
+     */
+    @Override
+    public void runOnWaitingThread() {
+        agent.pollOnWaitingThread(this);
+    }
+
+    /**
      * {@code transport=nixl}; once the request has ended, {@code backend} (the plugin NIXL chose, e.g. {@code UCX})
      * and, where NIXL captured it, {@code telemetry.postMicros}, {@code telemetry.transferMicros},
      * {@code telemetry.bytes} and {@code telemetry.descriptors}.
@@ -95,7 +106,7 @@ final class NixlTransfer implements TransferHandle {
     }
 
     /**
-     * Checks the request once (progress thread). Returns true when the transfer has ended, and
+     * Checks the request once (progress thread, or the waiting thread). Returns true when the transfer has ended, and
      * then has released the request and completed the future.
      */
     boolean poll() {
@@ -104,10 +115,7 @@ final class NixlTransfer implements TransferHandle {
             if (state.isTerminal()) {
                 return true;
             }
-            int status;
-            try (DeviceContext context = cudaDevice < 0 ? null : Cuda.open().enterDevice(cudaDevice)) {
-                status = NixlCapi.nixl_capi_get_xfer_status(agent.handle(), request);
-            }
+            int status = checkStatus();
             if (status == NixlCapi.IN_PROGRESS) {
                 return false;
             }
@@ -121,6 +129,28 @@ final class NixlTransfer implements TransferHandle {
             release();
         }
         return true;
+    }
+
+    /**
+     * Checks the request once for the thread that waits for it; call with the agent's lifecycle lock held. When the
+     * transfer has ended, records the result, releases the request and returns what completes the future, for the
+     * caller to run once it has let go of the agent's lock; null while the request is in progress.
+     */
+    Runnable pollOnce() {
+        synchronized (this) {
+            if (state.isTerminal()) {
+                return () -> { }; // cancelled or abandoned meanwhile: whoever ended it completed the future
+            }
+            int status = checkStatus();
+            return status == NixlCapi.IN_PROGRESS ? null : finish(status);
+        }
+    }
+
+    /** NIXL's status of the request, with the local GPU memory's context current; call with the lock held. */
+    private int checkStatus() {
+        try (DeviceContext context = cudaDevice < 0 ? null : Cuda.open().enterDevice(cudaDevice)) {
+            return NixlCapi.nixl_capi_get_xfer_status(agent.handle(), request);
+        }
     }
 
     /** Records the result of post or a status check and releases the request; call with the lock held. */

@@ -34,6 +34,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -326,6 +327,79 @@ class NixlTransferTest {
         }
         assertThat(active.details().get("transfersInFlight")).isEqualTo(0);
         handle.cancel(); // idempotent
+    }
+
+    /** A 64 MiB READ posted and handed to the calling thread, whose end that thread observes. */
+    private TransferHandle postLargeRead(String key) {
+        Memory local = buffer(64L << 20, 21);
+        Memory remote = buffer(64L << 20, 22);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        return active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
+                key(key));
+    }
+
+    @Test
+    void theWaitingThreadPollsTheTransferToItsEndAndCompletesIt() throws Exception {
+        TransferHandle handle = postLargeRead("polled-by-waiter");
+        AtomicReference<Thread> completedOn = new AtomicReference<>();
+        handle.completion().thenRun(() -> completedOn.set(Thread.currentThread()));
+
+        handle.runOnWaitingThread();
+
+        assertThat(handle.state()).isEqualTo(TransferState.DONE);
+        assertThat(completedOn).hasValue(Thread.currentThread());
+        assertThat(active.details().get("transfersInFlight")).isEqualTo(0);
+    }
+
+    @Test
+    void anInterruptedWaitingThreadLeavesTheTransferToTheProgressLoop() throws Exception {
+        TransferHandle handle = postLargeRead("interrupted-waiter");
+        AtomicReference<Thread> completedOn = new AtomicReference<>();
+        handle.completion().thenRun(() -> completedOn.set(Thread.currentThread()));
+
+        Thread.currentThread().interrupt();
+        try {
+            handle.runOnWaitingThread();
+        } finally {
+            assertThat(Thread.interrupted()).isTrue(); // the interrupt is left for the caller's wait to see
+        }
+
+        handle.completion().get(30, TimeUnit.SECONDS);
+        assertThat(handle.state()).isEqualTo(TransferState.DONE);
+        assertThat(completedOn.get()).isNotEqualTo(Thread.currentThread());
+    }
+
+    /** The completion runs after the waiting thread let go of the agent's lock: closing the agent there must not hang. */
+    @Test
+    void aCompletionCallbackOnTheWaitingThreadMayCloseTheAgent() throws Exception {
+        TransferHandle handle = postLargeRead("close-from-callback");
+        handle.completion().whenComplete((ignored, error) -> active.close());
+
+        CompletableFuture<Void> waiter = CompletableFuture.runAsync(handle::runOnWaitingThread);
+
+        waiter.get(30, TimeUnit.SECONDS);
+        assertThat(handle.state()).isEqualTo(TransferState.DONE);
+        assertThat(active.details().get("serving")).isEqualTo(false);
+    }
+
+    @Test
+    void closingTheAgentWhileTheWaitingThreadPollsEndsTheTransfer() throws Exception {
+        Memory local = buffer(256L << 20, 23);
+        Memory remote = buffer(256L << 20, 24);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        TransferHandle handle = active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
+                List.of(region(remote)), key("closed-under-waiter"));
+        CompletableFuture<Void> waiter = CompletableFuture.runAsync(handle::runOnWaitingThread);
+
+        active.close();
+
+        waiter.get(30, TimeUnit.SECONDS);
+        assertThat(handle.state()).isIn(TransferState.CANCELLED, TransferState.DONE);
+        assertThat(handle.completion()).isDone();
     }
 
     @Test
