@@ -517,13 +517,15 @@ final class EmbeddedTransfer implements TransferHandle {
             notifyAll();
         }
         agent.transferEnded(this);
-        EndListener told = (EndListener) LISTENER.getAndSet(this, ENDED);
-        if (told != null) {
-            told.ended(failure);
-        }
+        // The future (where one was asked for) first: whoever watches it has seen the end by the time the
+        // operation's waiters wake.
         CompletableFuture<Void> future = completion;
         if (future != null) {
             settle(future);
+        }
+        EndListener told = (EndListener) LISTENER.getAndSet(this, ENDED);
+        if (told != null) {
+            told.ended(failure);
         }
     }
 

@@ -218,13 +218,15 @@ final class EmbeddedWindow implements PassiveWindow {
             failure = why;
             ended = true;
         }
-        EndListener told = (EndListener) LISTENER.getAndSet(this, ENDED);
-        if (told != null) {
-            told.ended(why);
-        }
+        // The future (where one was asked for) first: whoever watches it has seen the end by the time the
+        // operation's waiters wake.
         CompletableFuture<Void> future = notified;
         if (future != null) {
             settle(future);
+        }
+        EndListener told = (EndListener) LISTENER.getAndSet(this, ENDED);
+        if (told != null) {
+            told.ended(why);
         }
     }
 

@@ -76,13 +76,14 @@ class EmbeddedPeerLoadingTest {
             first.onEnd(again::add); // after the end: told at once, with the same failure
             assertThat(again).containsExactly(failure);
 
-            // Future first, listener registered after the end: told at once.
+            // Future first, listener registered once the future has completed: told too (by the ending thread, which
+            // completes the future first, or at once).
             TransferHandle second = agent.postTransfer(TransferOp.READ, List.of(local), "peer",
                     List.of(new MemoryRegion(4096, 16, MemoryType.DRAM, 0)), NOTIFICATION);
-            second.completion().handle((ignored, error) -> null).join();
-            List<Throwable> late = new java.util.ArrayList<>();
-            second.onEnd(late::add);
-            assertThat(late).hasSize(1).first().isInstanceOf(TransportException.class);
+            Throwable secondFailure = second.completion().handle((ignored, error) -> error).join();
+            CompletableFuture<Throwable> late = new CompletableFuture<>();
+            second.onEnd(late::complete);
+            assertThat(late.get(30, TimeUnit.SECONDS)).isSameAs(secondFailure).isInstanceOf(TransportException.class);
             assertThat(agent.details()).containsEntry("transfersInFlight", 0);
             Reference.reachabilityFence(buffer);
         }
