@@ -262,8 +262,8 @@ final class EmbeddedServer {
                 yield true;
             }
             case Wire.READ_GRANT -> grantRanges(connection, link, agent, head);
-            case Wire.READ_INLINE -> readInline(connection, link, agent, head);
-            case Wire.WRITE_INLINE -> writeInline(connection, link, agent, head);
+            case Wire.READ_INLINE -> serveInline(connection, link, agent, head, TransferOp.READ);
+            case Wire.WRITE_INLINE -> serveInline(connection, link, agent, head, TransferOp.WRITE);
             case Wire.WRITE -> {
                 // The data has landed: only now may the passive side learn of it.
                 if (!moveRanges(connection, link, agent, head, TransferOp.WRITE)) {
@@ -377,22 +377,26 @@ final class EmbeddedServer {
     }
 
     /**
-     * A small READ in one round trip (READ_INLINE): checked exactly as a READ (the one live readable window opened
-     * with the credential covers every range, else the same refusal), and it claims the window's notification
-     * before a byte moves. Answers OK and the bytes in one write, leaves the window, then delivers the
-     * notification itself: the readable completes once its bytes are in the reader's socket, without waiting for
-     * the reader to say so. If they cannot be handed over (the reader vanished, the window closed and cut the
-     * connection), the claim is released and the connection's loss fails the window as for a READ. Every range is
-     * read whether or not the request is served (at most {@link Wire#INLINE_MAX_RANGES}), so a refusal leaves the
-     * connection in step.
+     * A small READ or WRITE in one round trip (READ_INLINE, WRITE_INLINE): checked exactly as a READ or WRITE (the
+     * one live window of that access opened with the credential covers every range, else the same refusal), and it
+     * claims the window's notification before a byte moves. Every range is read whether or not the request is served
+     * (at most {@link Wire#INLINE_MAX_RANGES}), so a refusal leaves the connection in step.
+     *
+     * <p>READ: answers OK and the bytes in one write, leaves the window, then delivers the notification itself: the
+     * readable completes once its bytes are in the reader's socket, without waiting for the reader to say so.
+     * WRITE: the peer sent the bytes right after the request; they are received into the window, then the
+     * notification is delivered as for a WRITE (answer OK, then complete the window). Refused, a WRITE's bytes
+     * already sent are read and dropped — never written anywhere — outside any window; there are at most
+     * {@link Wire#INLINE_MAX_BYTES}. If the bytes cannot be moved (the peer vanished, the window closed and cut the
+     * connection), the claim is released and the connection's loss fails the window as for a READ or WRITE.
      *
      * @return whether the connection is still in step with the peer
      */
-    private boolean readInline(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
-            throws IOException {
-        EmbeddedWindow window = agent == null ? null : agent.enter(TransferOp.READ, head.credential(), link);
+    private boolean serveInline(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head,
+            TransferOp access) throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.enter(access, head.credential(), link);
         boolean claimed = false;
-        boolean sent = false;
+        boolean moved = false;
         try {
             Ranges ranges = readInlineRanges(connection, link, window, head);
             claimed = !ranges.refused && window.claim();
@@ -401,78 +405,44 @@ final class EmbeddedServer {
                     window.exit(link);
                     window = null;
                 }
-                refuse(link, TransferOp.READ);
+                if (access == TransferOp.WRITE) {
+                    Wire.discard(link, ranges.total);
+                }
+                refuse(link, access);
                 return true;
             }
             connection.unfinished.add(window); // from here the peer has started on the window
-            if (ranges.hostMemoryOnly()) {
+            if (access == TransferOp.READ && ranges.hostMemoryOnly()) {
                 Wire.writeWithMemory(link, link.scratch(1).put(Wire.OK).flip(), ranges.addresses, ranges.lengths,
                         ranges.size);
             } else {
-                Wire.writeOk(link);
+                if (access == TransferOp.READ) {
+                    Wire.writeOk(link);
+                }
                 for (int i = 0; i < ranges.size; i++) {
                     MemoryRegion region = window.regionCovering(ranges.addresses[i], ranges.lengths[i]);
-                    Wire.sendMemory(link, region.type(), ranges.addresses[i], ranges.lengths[i], transport.staging());
+                    if (access == TransferOp.READ) {
+                        Wire.sendMemory(link, region.type(), ranges.addresses[i], ranges.lengths[i], transport.staging());
+                    } else {
+                        Wire.receiveMemory(link, region.type(), ranges.addresses[i], ranges.lengths[i],
+                                transport.staging());
+                    }
                 }
             }
-            sent = true;
+            moved = true;
         } finally {
-            if (claimed && !sent) {
+            if (claimed && !moved) {
                 window.release();
             }
             if (window != null) {
                 window.exit(link);
             }
         }
-        window.deliver(); // outside the window: completing it closes it, and a close waits for the threads inside
-        connection.notified(window);
-        return true;
-    }
-
-    /**
-     * A small WRITE in one round trip (WRITE_INLINE): the peer sent the bytes right after the request. Checked
-     * exactly as a WRITE, the window's notification claimed before a byte lands; then the bytes are received into
-     * the window and the notification delivered as for a WRITE (answer OK, then complete the window). Refused (the
-     * same answer as a WRITE's refusal), the bytes already sent are read and dropped — never written anywhere —
-     * outside any window; there are at most {@link Wire#INLINE_MAX_BYTES}, and the connection stays in step.
-     *
-     * @return whether the connection is still in step with the peer
-     */
-    private boolean writeInline(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
-            throws IOException {
-        EmbeddedWindow window = agent == null ? null : agent.enter(TransferOp.WRITE, head.credential(), link);
-        boolean claimed = false;
-        boolean landed = false;
-        try {
-            Ranges ranges = readInlineRanges(connection, link, window, head);
-            claimed = !ranges.refused && window.claim();
-            if (!claimed) {
-                if (window != null) {
-                    window.exit(link);
-                    window = null;
-                }
-                Wire.discard(link, ranges.total);
-                refuse(link, TransferOp.WRITE);
-                return true;
-            }
-            connection.unfinished.add(window); // from here the peer has started on the window
-            for (int i = 0; i < ranges.size; i++) {
-                MemoryRegion region = window.regionCovering(ranges.addresses[i], ranges.lengths[i]);
-                Wire.receiveMemory(link, region.type(), ranges.addresses[i], ranges.lengths[i], transport.staging());
-            }
-            landed = true;
-        } finally {
-            if (claimed && !landed) {
-                window.release();
-            }
-            if (window != null) {
-                window.exit(link);
-            }
-        }
-        try {
-            Wire.writeOk(link);
-        } finally {
-            window.deliver(); // the data has landed whether or not the answer reaches the peer
+        // Outside the window: completing it closes it, and a close waits for the threads inside.
+        if (access == TransferOp.READ) {
+            window.deliver();
+        } else {
+            answerThenDeliver(link, window);
         }
         connection.notified(window);
         return true;
@@ -507,12 +477,17 @@ final class EmbeddedServer {
             Wire.writeError(link, "no passive operation waits for this notification (completed, closed or never created)");
             return null;
         }
+        answerThenDeliver(link, window);
+        return window;
+    }
+
+    /** Answers OK, then completes the claimed {@code window}, even if the answer cannot reach the peer. */
+    private static void answerThenDeliver(Link link, EmbeddedWindow window) throws IOException {
         try {
             Wire.writeOk(link);
         } finally {
             window.deliver(); // the data has landed whether or not the answer reaches the peer
         }
-        return window;
     }
 
     /**
