@@ -382,31 +382,25 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     @Override
     public void waitForCompletion() {
         beforeWaiting();
-        TransferException thrown;
-        synchronized (hooks) {
-            try {
-                while (!settled) {
-                    hooks.wait();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new TransferException(status(), "Interrupted while waiting for " + this, e);
-            }
-            thrown = outcome;
-        }
-        if (thrown != null) {
-            throw thrown;
-        }
+        awaitEnd(null);
     }
 
     @Override
     public void waitForCompletion(Duration timeout) {
-        long limit = timeout.toNanos();
+        awaitEnd(timeout);
+    }
+
+    /** Blocks until the operation has ended (or {@code timeout}, unless null, has elapsed) and throws its failure. */
+    private void awaitEnd(Duration timeout) {
         TransferException thrown;
         synchronized (hooks) {
             try {
-                long deadline = System.nanoTime() + limit;
+                long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
                 while (!settled) {
+                    if (timeout == null) {
+                        hooks.wait();
+                        continue;
+                    }
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         OperationStatus now = status();

@@ -309,14 +309,7 @@ class NixlTransferTest {
 
     @Test
     void cancelEndsTheTransferAndReleasesIt() throws Exception {
-        Memory local = buffer(64L << 20, 11);
-        Memory remote = buffer(64L << 20, 12);
-        register(active, local);
-        register(passive, remote);
-        connect();
-
-        TransferHandle handle = active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
-                List.of(region(remote)), key("cancelled"));
+        TransferHandle handle = postRead(64L << 20, "cancelled");
         handle.cancel();
         System.out.println("NIXL cancel of a 64 MiB READ right after posting left it " + handle.state());
 
@@ -401,13 +394,7 @@ class NixlTransferTest {
 
     @Test
     void closingTheAgentWhileTheWaitingThreadPollsEndsTheTransfer() throws Exception {
-        Memory local = buffer(256L << 20, 23);
-        Memory remote = buffer(256L << 20, 24);
-        register(active, local);
-        register(passive, remote);
-        connect();
-        TransferHandle handle = active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName,
-                List.of(region(remote)), key("closed-under-waiter"));
+        TransferHandle handle = postRead(256L << 20, "closed-under-waiter");
         CompletableFuture<Void> waiter = CompletableFuture.runAsync(handle::runOnWaitingThread);
 
         active.close();
