@@ -71,8 +71,11 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     /**
      * Registers, loads the peer, posts the transfer and arms the timeout. Called once by the connector. A
      * transport failure (peer unreachable, metadata refused) ends the operation ERRORED; argument errors throw.
+     *
+     * @param callerWaits the caller calls {@link #waitForCompletion()} next and closes the operation if that throws
+     *                    ({@link Connector#read}): the transport may leave the transfer for that wait to run
      */
-    final void start() {
+    final void start(boolean callerWaits) {
         byte[] agentMetadata;
         try {
             // Under this connector's limit, and before anything is registered.
@@ -90,8 +93,9 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
             setStatus(OperationStatus.IN_PROGRESS);
-            handle = connection().agent().postTransfer(op, local, remote.name(), peer,
-                    notificationKey().getBytes(StandardCharsets.UTF_8));
+            byte[] notification = notificationKey().getBytes(StandardCharsets.UTF_8);
+            handle = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local, remote.name(), peer,
+                    notification) : connection().agent().postTransfer(op, local, remote.name(), peer, notification);
         } catch (TransportException e) {
             // The peer cannot be reached or refused the request: that is the operation's outcome, reported
             // like any later transport failure, not an argument error.

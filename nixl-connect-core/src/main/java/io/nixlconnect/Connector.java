@@ -196,8 +196,61 @@ public final class Connector implements AutoCloseable {
         return List.of(descriptors);
     }
 
+    /**
+     * Reads a peer's readable buffers into local ones (same count, pairwise same sizes) and returns once the bytes
+     * are in place: {@link #beginRead} and {@link ReadOperation#waitForCompletion()} in one call, bounded by the
+     * operation timeout. Because the caller waits, a small transfer runs on its thread, without waking a transport
+     * thread and being woken by it. Python's connector has no blocking read; this is Java's, as
+     * {@code HttpClient.send} is beside {@code sendAsync}.
+     *
+     * @throws TransferException if the read fails, is cancelled, times out ({@link TransferTimeoutException}), or the
+     *                           thread is interrupted (the read is then cancelled)
+     */
+    public void read(RdmaMetadata remoteMetadata, Descriptor... localDescriptors) {
+        read(remoteMetadata, asList(localDescriptors));
+    }
+
+    public void read(RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
+        runToCompletion((ActiveOperation) register(READ, localDescriptors, remoteMetadata, 1));
+    }
+
+    /**
+     * Writes local buffers into a peer's writable buffers (same count, pairwise same sizes) and returns once the bytes
+     * have landed: {@link #beginWrite} and {@link WriteOperation#waitForCompletion()} in one call, as {@link #read}.
+     *
+     * @throws TransferException as {@link #read}
+     */
+    public void write(List<Descriptor> localDescriptors, RdmaMetadata remoteMetadata) {
+        runToCompletion((ActiveOperation) register(WRITE, localDescriptors, remoteMetadata, 1));
+    }
+
+    public void write(Descriptor localDescriptor, RdmaMetadata remoteMetadata) {
+        write(asList(new Descriptor[] {localDescriptor}), remoteMetadata);
+    }
+
     private void startActive(ActiveOperation operation) {
-        operation.start();
+        operation.start(false);
+    }
+
+    /** Starts {@code operation} for this thread to wait on, and waits; an interrupted wait cancels it. */
+    private static void runToCompletion(ActiveOperation operation) {
+        try {
+            operation.start(true);
+            operation.waitForCompletion();
+        } catch (TransferException e) {
+            if (operation.status().isTerminal()) {
+                throw e;
+            }
+            // Interrupted before it ended: nobody else waits for it (and it may be left for this thread), so it stops.
+            operation.close();
+            if (operation.status() != OperationStatus.COMPLETE) {
+                throw new TransferException(operation.status(), operation.getClass().getSimpleName()
+                        + " cancelled: the thread was interrupted while waiting for it", e);
+            }
+        } catch (RuntimeException | Error e) {
+            operation.close();
+            throw e;
+        }
     }
 
     // What register creates: a switch, not a factory lambda (one more object per operation).

@@ -85,6 +85,43 @@ abstract class TransferContractTest {
         assertNothingRegistered();
     }
 
+    @ParameterizedTest(name = "blocking READ and WRITE of {0} bytes")
+    @ValueSource(ints = {1, 4096, 64 << 10, 1 << 20})
+    void blockingReadAndWriteReturnOnceTheBytesHaveLanded(int size) {
+        byte[] data = TestData.random(size);
+        try (Descriptor source = new Descriptor(data); Descriptor target = Descriptor.allocate(size)) {
+            ReadableOperation readable = producer.createReadable(source);
+            consumer.read(RdmaMetadata.fromJson(readable.metadata().toJson()), target);
+            assertThat(target.toByteArray()).isEqualTo(data);
+            readable.waitForCompletion(WAIT);
+            assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
+        }
+        byte[] written = TestData.random(size);
+        try (Descriptor target = Descriptor.allocate(size); Descriptor source = new Descriptor(written)) {
+            WritableOperation writable = producer.createWritable(target);
+            consumer.write(source, RdmaMetadata.fromJson(writable.metadata().toJson()));
+            writable.waitForCompletion(WAIT);
+            assertThat(target.toByteArray()).isEqualTo(written);
+        }
+        assertThat(consumer.inFlightOperations()).isZero();
+        assertNothingRegistered();
+    }
+
+    @Test
+    void blockingReadFromADeadPeerThrowsAndLeavesNothingBehind() {
+        try (Descriptor source = Descriptor.allocate(1024); Descriptor target = Descriptor.allocate(1024)) {
+            ReadableOperation readable = producer.createReadable(source);
+            RdmaMetadata metadata = readable.metadata();
+            producer.close();
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> consumer.read(metadata, target)).isInstanceOf(TransferException.class)
+                    .extracting(e -> ((TransferException) e).status()).isEqualTo(OperationStatus.ERRORED);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(consumer.options().operationTimeout());
+        }
+        assertThat(consumer.inFlightOperations()).isZero();
+        assertNothingRegistered();
+    }
+
     @Test
     void legacyHexMetadataIsWrittenOnRequestAndReadBack() {
         byte[] data = TestData.random(4096);

@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.Transport;
@@ -23,7 +24,8 @@ import org.junit.jupiter.api.Timeout;
  * for with a timeout, or by an interrupted thread, is left to the transport's threads (the caller keeps control of its
  * deadline). The embedded transport takes a small transfer no worker has started yet and leaves a larger one to its
  * workers (an interrupt cannot close the connection of a long transfer). The consumer's embedded transport is wrapped
- * to count the offers and to see which thread ended each transfer.
+ * to count the offers and to see which thread ended each transfer. {@link Connector#read} and {@link Connector#write}
+ * post for a caller that waits: the embedded transport then wakes no worker for a small transfer at all.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class WaitingThreadRunsSmallTransfersTest {
@@ -40,7 +42,8 @@ class WaitingThreadRunsSmallTransfersTest {
 
     @BeforeEach
     void start() {
-        EmbeddedSettings tcp = EmbeddedSettings.defaults().withSameHostCopy(false);
+        // One connection per peer: a transfer that kept its connection would leave the next one waiting for good.
+        EmbeddedSettings tcp = EmbeddedSettings.defaults().withSameHostCopy(false).withMaxConnectionsPerPeer(1);
         producer = new Connector(ConnectorOptions.builder().transports(tcp).workerId("waiting-producer").build());
         TransportSettings counting = new TransportSettings() {
             @Override
@@ -152,6 +155,65 @@ class WaitingThreadRunsSmallTransfersTest {
             }
             assertThat(offers).hasValue(0);
             read.waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertThat(target.toByteArray()).isEqualTo(content);
+        }
+    }
+
+    @Test
+    void blockingReadsAndWritesRunEverySmallTransferOnTheCallingThread() {
+        for (int i = 0; i < 25; i++) {
+            byte[] content = TestData.random(4096);
+            try (Descriptor source = new Descriptor(content); Descriptor target = Descriptor.allocate(4096)) {
+                ReadableOperation readable = producer.createReadable(source);
+                consumer.read(readable.metadata(), target);
+                assertThat(target.toByteArray()).isEqualTo(content);
+                readable.waitForCompletion(WAIT);
+            }
+            try (Descriptor source = new Descriptor(content); Descriptor target = Descriptor.allocate(4096)) {
+                WritableOperation writable = producer.createWritable(target);
+                consumer.write(source, writable.metadata());
+                writable.waitForCompletion(WAIT);
+                assertThat(target.toByteArray()).isEqualTo(content);
+            }
+        }
+        // No worker was handed any of them, so none can have started one before the offer: every one ran there.
+        assertThat(offers).hasValue(50);
+        assertThat(ranOnWaitingThread).hasValue(50);
+        assertThat(consumer.inFlightOperations()).isZero();
+    }
+
+    @Test
+    void aBlockingReadLeavesALargeTransferToTheWorkers() {
+        byte[] content = TestData.random(64 << 20);
+        try (Descriptor source = new Descriptor(content); Descriptor target = Descriptor.allocate(content.length)) {
+            ReadableOperation readable = producer.createReadable(source);
+            consumer.read(readable.metadata(), target);
+            assertThat(target.toByteArray()).isEqualTo(content);
+        }
+        assertThat(offers).hasValue(1);
+        assertThat(leftToTransportThreads).hasValue(1);
+    }
+
+    @Test
+    void aBlockingReadOnAnInterruptedThreadIsCancelledAndGivesItsConnectionBack() {
+        byte[] content = TestData.random(4096);
+        try (Descriptor source = new Descriptor(content); Descriptor target = Descriptor.allocate(4096)) {
+            ReadableOperation readable = producer.createReadable(source);
+            Thread.currentThread().interrupt();
+            try {
+                assertThatThrownBy(() -> consumer.read(readable.metadata(), target))
+                        .isInstanceOf(TransferException.class)
+                        .extracting(e -> ((TransferException) e).status()).isEqualTo(OperationStatus.CANCELLED);
+                assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept").isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(offers).hasValue(0);
+            assertThat(consumer.inFlightOperations()).isZero();
+            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            // The cancelled read held the one connection (permit) to the producer: the next read needs it back.
+            consumer.read(readable.metadata(), target);
             readable.waitForCompletion(WAIT);
             assertThat(target.toByteArray()).isEqualTo(content);
         }

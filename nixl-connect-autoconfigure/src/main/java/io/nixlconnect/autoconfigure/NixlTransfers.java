@@ -75,6 +75,24 @@ public class NixlTransfers {
         return connector.beginWrite(descriptors, remote);
     }
 
+    /** Reads a peer's readable buffers and returns once they have landed; see {@link Connector#read(RdmaMetadata, List)}. */
+    public void read(RdmaMetadata remote, Descriptor... descriptors) {
+        connector.read(remote, descriptors);
+    }
+
+    public void read(RdmaMetadata remote, List<Descriptor> descriptors) {
+        connector.read(remote, descriptors);
+    }
+
+    /** Writes into a peer's writable buffers and returns once the bytes have landed; see {@link Connector#write(List, RdmaMetadata)}. */
+    public void write(Descriptor descriptor, RdmaMetadata remote) {
+        connector.write(descriptor, remote);
+    }
+
+    public void write(List<Descriptor> descriptors, RdmaMetadata remote) {
+        connector.write(descriptors, remote);
+    }
+
     /**
      * Publishes buffers for one peer to read; hand {@code metadata()} of the result to the peer. The caller
      * keeps ownership of the descriptors.
@@ -111,7 +129,8 @@ public class NixlTransfers {
 
     /**
      * Reads a peer's readable buffers into newly allocated host memory, one buffer per remote descriptor,
-     * and waits (up to the operation timeout) for the read to complete.
+     * and returns once the read has completed ({@link Connector#read}: bounded by the operation timeout, a small read
+     * runs on the calling thread).
      *
      * @return the filled buffers, in the metadata's order; the caller owns and closes them
      * @throws io.nixlconnect.TransferException if the read fails or times out (the buffers are then freed)
@@ -122,9 +141,7 @@ public class NixlTransfers {
             for (SerializedDescriptor descriptor : remote.descriptors()) {
                 buffers.add(Descriptor.allocate(descriptor.size()));
             }
-            try (ReadOperation read = connector.beginRead(remote, buffers)) {
-                await(read);
-            }
+            connector.read(remote, buffers);
             return buffers;
         } catch (RuntimeException e) {
             for (Descriptor buffer : buffers) {

@@ -125,6 +125,27 @@ class NixlTransfersAndLifecycleTests {
     }
 
     @Test
+    void blockingReadAndWriteReturnOnceTheBytesHaveLanded() {
+        runner.run(peer -> runner.run(self -> {
+            NixlTransfers remote = peer.getBean(NixlTransfers.class);
+            NixlTransfers local = self.getBean(NixlTransfers.class);
+            try (Descriptor source = new Descriptor(new byte[] {1, 2, 3, 4}); Descriptor target = Descriptor.allocate(4)) {
+                ReadableOperation readable = remote.createReadable(source);
+                local.read(readable.metadata(), target);
+                assertThat(target.toByteArray()).containsExactly(1, 2, 3, 4);
+                assertThat(remote.await(readable).status()).isEqualTo(OperationStatus.COMPLETE);
+            }
+            try (Descriptor target = Descriptor.allocate(4); Descriptor payload = new Descriptor(new byte[] {4, 3, 2, 1})) {
+                WritableOperation writable = remote.createWritable(target);
+                local.write(payload, writable.metadata());
+                remote.await(writable);
+                assertThat(target.toByteArray()).containsExactly(4, 3, 2, 1);
+            }
+            assertThat(local.connector().inFlightOperations()).isZero();
+        }));
+    }
+
+    @Test
     void awaitGivesUpAfterTheOperationTimeoutButTheOperationGoesOn() {
         runner.withPropertyValues("nixl.connect.operation-timeout=100ms").run(context -> {
             NixlTransfers transfers = context.getBean(NixlTransfers.class);

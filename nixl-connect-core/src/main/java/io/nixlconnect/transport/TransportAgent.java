@@ -74,6 +74,20 @@ public interface TransportAgent extends AutoCloseable {
             List<MemoryRegion> remote, byte[] notification);
 
     /**
+     * {@link #postTransfer} for a caller that blocks until the transfer ends, on this thread, straight away: it calls
+     * {@link TransferHandle#runOnWaitingThread()} next, unless its thread is interrupted, and otherwise cancels the
+     * transfer. A backend may therefore leave a transfer it would run on a thread of its own for that call to run,
+     * sparing the wake-up of its thread; when the call finds the thread interrupted, the backend hands the transfer to
+     * its own threads then. Default: {@link #postTransfer}.
+     *
+     * @throws TransportException as {@link #postTransfer}
+     */
+    default TransferHandle postTransferForWaitingCaller(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
+            List<MemoryRegion> remote, byte[] notification) {
+        return postTransfer(op, local, remoteAgentName, remote, notification);
+    }
+
+    /**
      * Opens a passive window: the listed regions become reachable by peers for {@code access}, and the
      * window's {@link PassiveWindow#notified()} completes when a peer sends {@code notification}.
      * Backends that cannot restrict remote access (NIXL exposes every registered region) still dispatch

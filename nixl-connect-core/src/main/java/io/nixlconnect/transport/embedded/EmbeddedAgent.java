@@ -143,6 +143,18 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public TransferHandle postTransfer(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
             List<MemoryRegion> remote, byte[] notification) {
+        return post(op, local, remoteAgentName, remote, notification, false);
+    }
+
+    /** A small transfer is left for the caller's {@link TransferHandle#runOnWaitingThread()}: no worker wakes for it. */
+    @Override
+    public TransferHandle postTransferForWaitingCaller(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
+            List<MemoryRegion> remote, byte[] notification) {
+        return post(op, local, remoteAgentName, remote, notification, true);
+    }
+
+    private TransferHandle post(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
+            List<MemoryRegion> remote, byte[] notification, boolean callerWaits) {
         ensureOpen();
         LoadedPeer peer = remotes.get(remoteAgentName);
         if (peer == null) {
@@ -167,7 +179,7 @@ final class EmbeddedAgent implements TransportAgent {
                         + region.length() + " bytes) is not registered with agent '" + name + "'");
             }
         }
-        EmbeddedTransfer transfer = new EmbeddedTransfer(this, op, local, peer, remote, notification);
+        EmbeddedTransfer transfer = new EmbeddedTransfer(this, op, local, peer, remote, notification, callerWaits);
         synchronized (transfersLock) {
             transfer.nextInAgent = firstTransfer;
             if (firstTransfer != null) {

@@ -19,7 +19,10 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One posted transfer: queued for a connection to its peer, then run on a worker thread. */
+/**
+ * One posted transfer: queued for a connection to its peer, then run on a worker thread, or by the thread that waits
+ * for it (a small one).
+ */
 final class EmbeddedTransfer implements TransferHandle {
 
     private static final Logger log = LoggerFactory.getLogger(EmbeddedTransfer.class);
@@ -39,6 +42,11 @@ final class EmbeddedTransfer implements TransferHandle {
     private final long[] remoteAddresses;
     private final long[] lengths;
     private final byte[] notification;
+    /**
+     * Small, and posted for a caller that runs it itself ({@link EmbeddedAgent#postTransferForWaitingCaller}): the
+     * pool hands it to no worker, {@link #runOnWaitingThread()} runs it.
+     */
+    private final boolean leftForWaitingThread;
     // Plain volatile fields (updated through VarHandles or under this object's monitor, which also replaces a
     // latch): an atomic wrapper, a latch and a future each were one or two more objects per transfer.
     private volatile TransferState state = TransferState.IN_PROGRESS; // written under this
@@ -85,7 +93,7 @@ final class EmbeddedTransfer implements TransferHandle {
      * hands it over); {@code local} is copied unless immutable already.
      */
     EmbeddedTransfer(EmbeddedAgent agent, TransferOp op, List<MemoryRegion> local, LoadedPeer peer,
-            List<MemoryRegion> remote, byte[] notification) {
+            List<MemoryRegion> remote, byte[] notification, boolean callerWaits) {
         this.agent = agent;
         this.op = op;
         this.local = List.copyOf(local);
@@ -99,6 +107,11 @@ final class EmbeddedTransfer implements TransferHandle {
             lengths[i] = remote.get(i).length();
         }
         this.notification = notification;
+        this.leftForWaitingThread = callerWaits && totalBytes() <= RUN_ON_WAITING_THREAD_MAX_BYTES;
+    }
+
+    boolean leftForWaitingThread() {
+        return leftForWaitingThread;
     }
 
     /** The peer's {@code host:port}. */
@@ -162,12 +175,18 @@ final class EmbeddedTransfer implements TransferHandle {
     /**
      * Runs a transfer of at most {@link #RUN_ON_WAITING_THREAD_MAX_BYTES} here if no worker has picked it up yet (see
      * {@link PeerPool.Dispatch}). Not a larger one: an interrupt of the waiting thread would close the connection it
-     * streams over, ending the transfer ERRORED.
+     * streams over, ending the transfer ERRORED. For the same reason an interrupted thread hands a transfer left for
+     * it to a worker.
      */
     @Override
     public void runOnWaitingThread() {
         PeerPool.Dispatch handedOver = dispatch;
-        if (handedOver != null && totalBytes() <= RUN_ON_WAITING_THREAD_MAX_BYTES) {
+        if (handedOver == null) {
+            return;
+        }
+        if (leftForWaitingThread && Thread.currentThread().isInterrupted()) {
+            handedOver.handToWorker();
+        } else if (totalBytes() <= RUN_ON_WAITING_THREAD_MAX_BYTES) {
             handedOver.runHere();
         }
     }
@@ -538,6 +557,10 @@ final class EmbeddedTransfer implements TransferHandle {
         if (STARTED.compareAndSet(this, false, true)) {
             agent.transport().dequeue(this);
             end(TransferState.CANCELLED, new TransportException("transfer cancelled before it started"));
+            PeerPool.Dispatch handedOver = dispatch;
+            if (leftForWaitingThread && handedOver != null) {
+                handedOver.runHere(); // no worker will: this gives its connection back to the pool
+            }
             return;
         }
         closeQuietly(channel);

@@ -84,7 +84,9 @@ final class PeerPool {
         }
         Dispatch dispatch = new Dispatch(transfer, channel);
         transfer.dispatched(dispatch);
-        executor.execute(dispatch);
+        if (!transfer.leftForWaitingThread()) {
+            executor.execute(dispatch);
+        }
     }
 
     /**
@@ -109,6 +111,11 @@ final class PeerPool {
             if (compareAndSet(false, true)) {
                 drive(transfer, channel);
             }
+        }
+
+        /** Hands a transfer left for its waiting thread to the workers after all. */
+        void handToWorker() {
+            executor.execute(this);
         }
 
         /** The waiting thread: runs this one transfer if no worker has claimed it, and hands the connection on. */

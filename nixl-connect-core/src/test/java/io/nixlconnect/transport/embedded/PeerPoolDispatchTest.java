@@ -72,6 +72,6 @@ class PeerPoolDispatchTest {
             byte[] credential) {
         return new EmbeddedTransfer(agent, TransferOp.READ, List.of(local),
                 LoadedPeer.of(new EmbeddedMetadata("passive", "127.0.0.1", served.port()), new byte[0]),
-                List.of(new MemoryRegion(remote, 4096, MemoryType.DRAM, 0)), credential);
+                List.of(new MemoryRegion(remote, 4096, MemoryType.DRAM, 0)), credential, false);
     }
 }

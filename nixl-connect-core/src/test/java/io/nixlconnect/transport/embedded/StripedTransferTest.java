@@ -305,7 +305,7 @@ class StripedTransferTest {
         EmbeddedTransfer submit() {
             EmbeddedTransfer transfer = new EmbeddedTransfer(agent, op, List.of(local),
                     LoadedPeer.of(new EmbeddedMetadata("fake", "127.0.0.1", port), new byte[0]),
-                    List.of(new MemoryRegion(1L << 32, SIZE, MemoryType.DRAM, 0)), ServedMemory.newCredential());
+                    List.of(new MemoryRegion(1L << 32, SIZE, MemoryType.DRAM, 0)), ServedMemory.newCredential(), false);
             transport.submit(transfer);
             return transfer;
         }
