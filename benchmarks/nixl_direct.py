@@ -32,6 +32,9 @@ LATENCY_SIZE, LATENCY_ITERATIONS = 4096, 3000
 # TransferBenchmark's WARMUP_OPERATIONS: complete 4 KiB operations before anything is measured (the JVMs need
 # them to reach compiled code; run here too so that both sides do the same work first).
 WARMUP_OPERATIONS = int(os.environ.get("BENCH_WARMUP", "20000"))
+# TransferBenchmark's SIZE_WARMUP_NANOS: each bandwidth size also warms up for at least this long before it is
+# measured (the JVMs recompile the operation path when a size brings new profiles; the same work here).
+SIZE_WARMUP_SECONDS = int(os.environ.get("BENCH_SIZE_WARMUP_MILLIS", "2000")) / 1000
 # Like the Java agents: NIXL's own progress thread off, the caller polls.
 CONFIG = dict(enable_prog_thread=False, backends=["UCX"])
 
@@ -113,12 +116,17 @@ class Reader:
         self.prepare(size)
         iterations, warmup = iterations_for(size)
         gbps = []
-        for i in range(-warmup, iterations):
+        warmup_start, i = time.monotonic(), 0
+        while i < warmup or time.monotonic() - warmup_start < SIZE_WARMUP_SECONDS:
+            key = b"warm-%d" % i
+            self.read_once(key)
+            self.notified(key)
+            i += 1
+        for i in range(iterations):
             key = b"bw-%d" % i
             elapsed = self.read_once(key)
             self.notified(key)
-            if i >= 0:
-                gbps.append(size / elapsed)
+            gbps.append(size / elapsed)
         gbps.sort()
         print("%-10s %6d %12.2f %12.2f" % (human(size), iterations, gbps[iterations // 2], gbps[-1]), flush=True)
 

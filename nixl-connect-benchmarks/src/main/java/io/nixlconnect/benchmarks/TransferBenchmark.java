@@ -2,12 +2,18 @@ package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.Descriptor;
+import io.nixlconnect.Operation;
+import io.nixlconnect.OperationListener;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadOperation;
 import java.io.BufferedReader;
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,11 +45,20 @@ public final class TransferBenchmark {
      * runs the same number, so both sides do the same work before measuring.
      */
     static final int WARMUP_OPERATIONS = Integer.getInteger("bench.warmup", 20_000);
+    /**
+     * Each bandwidth size also warms up for at least this long (besides a tenth of its iterations) before it is
+     * measured: a new size's first READs meet new type and branch profiles, HotSpot deoptimizes parts of the
+     * operation path ({@code Connector.beginRead} among them) and runs profiling (C1) code until C2 has compiled
+     * it again, which took ~1.5 s on 2 cores and left a 1 MiB size measured partly on C1 code (5.25 GB/s, against
+     * 6.04 once recompiled). {@code nixl_direct.py} warms up for as long, so both sides do the same work first.
+     */
+    static final long SIZE_WARMUP_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("bench.sizeWarmupMillis", 2000));
 
     private final BufferedReader fromPeer;
     private final PrintStream toPeer;
     private final ProcessHandle peer;
     private String path;
+    private int lastMetadataLength;
 
     private TransferBenchmark(Process peer) {
         this.peer = peer.toHandle();
@@ -108,7 +123,9 @@ public final class TransferBenchmark {
 
     private RdmaMetadata publish() throws IOException {
         toPeer.println("publish");
-        return RdmaMetadata.fromJson(expect("META ").substring(5));
+        String json = expect("META ").substring(5);
+        lastMetadataLength = json.length();
+        return RdmaMetadata.fromJson(json);
     }
 
     private void bandwidth(Connector connector, long size) throws IOException {
@@ -121,22 +138,13 @@ public final class TransferBenchmark {
         try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0)) {
             Descriptor target = buffer.descriptor();
             target.registerMemory(connector);
-            long cpuAtStart = 0;
-            for (int i = -warmup; i < iterations; i++) {
-                if (i == 0) {
-                    cpuAtStart = cpuNanos();
-                }
-                RdmaMetadata metadata = publish();
-                long start = System.nanoTime();
-                ReadOperation read = connector.beginRead(metadata, target);
-                read.waitForCompletion();
-                long elapsed = System.nanoTime() - start;
-                expect("DONE");
-                Object streams = read.attributes().get("streams"); // set when the transfer was striped
-                path = read.transferPath() + (streams == null ? "" : " x" + streams);
-                if (i >= 0) {
-                    gbps[i] = size / (double) elapsed; // bytes per ns = GB/s
-                }
+            long warmupStart = System.nanoTime();
+            for (int i = 0; i < warmup || System.nanoTime() - warmupStart < SIZE_WARMUP_NANOS; i++) {
+                readOnce(connector, target);
+            }
+            long cpuAtStart = cpuNanos();
+            for (int i = 0; i < iterations; i++) {
+                gbps[i] = size / (double) readOnce(connector, target); // bytes per ns = GB/s
             }
             cpu = cpuNanos() - cpuAtStart;
         }
@@ -145,39 +153,90 @@ public final class TransferBenchmark {
                 gbps[iterations - 1], size * (double) iterations / cpu, path);
     }
 
+    /** One READ of a freshly published readable: returns beginRead to completion in ns. */
+    private long readOnce(Connector connector, Descriptor target) throws IOException {
+        RdmaMetadata metadata = publish();
+        long start = System.nanoTime();
+        ReadOperation read = connector.beginRead(metadata, target);
+        read.waitForCompletion();
+        long elapsed = System.nanoTime() - start;
+        expect("DONE");
+        Object streams = read.attributes().get("streams"); // set when the transfer was striped
+        path = read.transferPath() + (streams == null ? "" : " x" + streams);
+        return elapsed;
+    }
+
     private void latency(Connector connector, long size, int warmup, int iterations) throws IOException {
         toPeer.println("alloc " + size);
         expect("OK");
         long[] nanos = new long[iterations];
         long[] readNanos = new long[iterations];
-        try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0)) {
+        long[] bareNanos = new long[iterations];
+        long[] socketNanos = new long[iterations];
+        toPeer.println("listen");
+        int port = Integer.parseInt(expect("PORT ").substring(5));
+        OperationListener pathOfTheLastRead = new OperationListener() {
+            @Override
+            public void operationFinished(Operation operation) {
+                path = operation.transferPath();
+            }
+        };
+        connector.addListener(pathOfTheLastRead);
+        try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0);
+             Socket bare = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            bare.setTcpNoDelay(true);
+            DataInputStream bareIn = new DataInputStream(bare.getInputStream());
+            OutputStream bareOut = bare.getOutputStream();
+            byte[] request = new byte[32];
+            byte[] answer = new byte[(int) size];
             Descriptor target = buffer.descriptor();
             target.registerMemory(connector);
+            // The complete operation and its library-free twin alternate, so both meet the machine in the same state.
             for (int i = -warmup; i < iterations; i++) {
                 long start = System.nanoTime();
                 RdmaMetadata metadata = publish();
                 long readStart = System.nanoTime();
-                ReadOperation read = connector.beginRead(metadata, target);
-                read.waitForCompletion();
+                connector.read(metadata, target);
                 long readEnd = System.nanoTime();
                 expect("DONE");
-                path = read.transferPath();
+                long end = System.nanoTime();
+
+                toPeer.println("bare " + lastMetadataLength + " " + size);
+                expect("META ");
+                long socketStart = System.nanoTime();
+                bareOut.write(request);
+                bareOut.flush();
+                bareIn.readFully(answer);
+                long socketEnd = System.nanoTime();
+                expect("DONE");
+                long bareEnd = System.nanoTime();
                 if (i >= 0) {
-                    nanos[i] = System.nanoTime() - start;
+                    nanos[i] = end - start;
                     readNanos[i] = readEnd - readStart;
+                    bareNanos[i] = bareEnd - end;
+                    socketNanos[i] = socketEnd - socketStart;
                 }
             }
         }
+        connector.removeListener(pathOfTheLastRead);
         Arrays.sort(nanos);
         Arrays.sort(readNanos);
-        // The part comparable with one NIXL request (create + post + wait): beginRead to completion.
+        Arrays.sort(bareNanos);
+        Arrays.sort(socketNanos);
+        // The part comparable with one NIXL request (create + post + wait): Connector.read, the blocking read.
         System.out.printf(Locale.ROOT,
-                "latency of one %s ReadOperation (beginRead to completion): p50 %.1f us, p99 %.1f us (%d iterations, %s)%n",
+                "latency of one %s ReadOperation (Connector.read: begin to completion): p50 %.1f us, p99 %.1f us (%d iterations, %s)%n",
                 human(size), readNanos[iterations / 2] / 1e3, readNanos[(int) (iterations * 0.99)] / 1e3, iterations, path);
         System.out.printf(Locale.ROOT,
                 "latency of a complete %s operation across processes (create, metadata JSON, read, both complete): "
                         + "p50 %.1f us, p99 %.1f us (%d iterations)%n",
                 human(size), nanos[iterations / 2] / 1e3, nanos[(int) (iterations * 0.99)] / 1e3, iterations);
+        System.out.printf(Locale.ROOT,
+                "  the same exchange without the library (pipe round trip with a line as long as the metadata, %s over "
+                        + "a loopback socket, peer thread hand-off, DONE), alternating with it: p50 %.1f us, p99 %.1f us; "
+                        + "its socket round trip alone: p50 %.1f us%n",
+                human(size), bareNanos[iterations / 2] / 1e3, bareNanos[(int) (iterations * 0.99)] / 1e3,
+                socketNanos[iterations / 2] / 1e3);
     }
 
     /**
