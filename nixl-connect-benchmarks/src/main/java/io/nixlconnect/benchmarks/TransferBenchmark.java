@@ -52,6 +52,8 @@ public final class TransferBenchmark {
      * it again, which took ~1.5 s on 2 cores and left a 1 MiB size measured partly on C1 code (5.25 GB/s, against
      * 6.04 once recompiled). {@code nixl_direct.py} warms up for as long, so both sides do the same work first.
      */
+    /** {@code -Dbench.bareExchange=false}: the complete 4 KiB operations alone, without their library-free twin. */
+    static final boolean BARE_EXCHANGE = Boolean.parseBoolean(System.getProperty("bench.bareExchange", "true"));
     static final long SIZE_WARMUP_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("bench.sizeWarmupMillis", 2000));
 
     private final BufferedReader fromPeer;
@@ -201,6 +203,13 @@ public final class TransferBenchmark {
                 expect("DONE");
                 long end = System.nanoTime();
 
+                if (!BARE_EXCHANGE) {
+                    if (i >= 0) {
+                        nanos[i] = end - start;
+                        readNanos[i] = readEnd - readStart;
+                    }
+                    continue;
+                }
                 toPeer.println("bare " + lastMetadataLength + " " + size);
                 expect("META ");
                 long socketStart = System.nanoTime();
@@ -231,6 +240,9 @@ public final class TransferBenchmark {
                 "latency of a complete %s operation across processes (create, metadata JSON, read, both complete): "
                         + "p50 %.1f us, p99 %.1f us (%d iterations)%n",
                 human(size), nanos[iterations / 2] / 1e3, nanos[(int) (iterations * 0.99)] / 1e3, iterations);
+        if (!BARE_EXCHANGE) {
+            return;
+        }
         System.out.printf(Locale.ROOT,
                 "  the same exchange without the library (pipe round trip with a line as long as the metadata, %s over "
                         + "a loopback socket, peer thread hand-off, DONE), alternating with it: p50 %.1f us, p99 %.1f us; "
