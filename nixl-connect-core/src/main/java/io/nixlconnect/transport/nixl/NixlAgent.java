@@ -71,7 +71,14 @@ final class NixlAgent implements TransportAgent {
     @Override
     public TransferHandle postTransfer(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
             List<MemoryRegion> remote, byte[] notification) {
-        return core.post(op, local, remoteAgentName, remote, notification);
+        return core.post(op, local, remoteAgentName, remote, notification, false);
+    }
+
+    /** The caller polls the transfer on its own thread next: the progress loop is not woken for it. */
+    @Override
+    public TransferHandle postTransferForWaitingCaller(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
+            List<MemoryRegion> remote, byte[] notification) {
+        return core.post(op, local, remoteAgentName, remote, notification, true);
     }
 
     @Override

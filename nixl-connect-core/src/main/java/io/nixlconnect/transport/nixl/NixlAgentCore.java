@@ -320,8 +320,13 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     // --- transfers ---
 
+    /**
+     * Creates and posts a request. {@code callerPolls}: the caller polls it on its own thread straight away
+     * ({@link #pollOnWaitingThread}), so the progress loop is not woken for it; it still sees the transfer in flight
+     * at its next round (an interrupted caller leaves it to the loop).
+     */
     TransferHandle post(TransferOp op, List<MemoryRegion> local, String remote, List<MemoryRegion> remoteRegions,
-            byte[] notification) {
+            byte[] notification, boolean callerPolls) {
         NixlRequests.validateTransfer(op, local, remote, remoteRegions);
         String description = op + " of " + local.size() + " region(s) " + (op == TransferOp.READ ? "from " : "to ")
                 + remote;
@@ -373,7 +378,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
             // Completion callbacks run outside our locks: they may call back into this agent.
             if (outcome != null) {
                 outcome.run();
-            } else if (!transfer.state().isTerminal()) {
+            } else if (!callerPolls && !transfer.state().isTerminal()) {
                 progress.wake();
             }
             return transfer;
@@ -619,7 +624,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         } finally {
             polledByWaitingThreads.decrementAndGet();
             transfer.polledByWaitingThread = false;
-            progress.wake(); // anything left (an interrupted wait's transfer) is the loop's again
+            if (outcome == null) {
+                progress.wake(); // an interrupted wait leaves its transfer to the loop
+            }
         }
         if (outcome != null && outcome != NixlTransfer.ALREADY_ENDED) {
             transfersEndedOnWaitingThreads.increment();

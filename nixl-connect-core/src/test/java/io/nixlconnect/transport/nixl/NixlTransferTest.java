@@ -368,6 +368,27 @@ class NixlTransferTest {
         assertThat(endedOnWaitingThread()).isZero();
     }
 
+    /**
+     * A transfer posted for a caller that polls it itself does not wake the progress loop; if that caller never polls
+     * (interrupted before its wait), the loop still finds the transfer in flight at its next round and ends it.
+     */
+    @Test
+    void aTransferPostedForAWaitingCallerThatNeverPollsIsEndedByTheLoop() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            Memory local = buffer(4096, 31);
+            Memory remote = buffer(4096, 32);
+            register(active, local);
+            register(passive, remote);
+            connect();
+            TransferHandle handle = active.postTransferForWaitingCaller(TransferOp.READ, List.of(region(local)),
+                    passiveName, List.of(region(remote)), key("unpolled-" + i));
+            handle.completion().get(30, TimeUnit.SECONDS);
+            assertThat(handle.state()).isEqualTo(TransferState.DONE);
+        }
+        assertThat(endedOnWaitingThread()).isZero();
+        assertThat(active.details().get("transfersInFlight")).isEqualTo(0);
+    }
+
     /** The completion runs after the waiting thread let go of the agent's lock: closing the agent there must not hang. */
     @Test
     void aCompletionCallbackOnTheWaitingThreadMayCloseTheAgent() throws Exception {
