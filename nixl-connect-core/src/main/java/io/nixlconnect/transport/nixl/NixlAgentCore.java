@@ -359,6 +359,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                         long request = NixlRequests.createRequest(agent, op, localData, remote, remoteData, notification, description);
                         transfer = new NixlTransfer(this, remote, request, description,
                                 NixlCudaSupport.cudaDeviceOf(localData));
+                        transfer.postedForPollingCaller = callerPolls;
                         synchronized (transfer) {
                             int status = NixlCapi.nixl_capi_post_xfer_req(agent, request, 0);
                             if (status == NixlCapi.IN_PROGRESS) {
@@ -624,8 +625,11 @@ final class NixlAgentCore implements ProgressLoop.Work {
         } finally {
             polledByWaitingThreads.decrementAndGet();
             transfer.polledByWaitingThread = false;
-            if (outcome == null) {
-                progress.wake(); // an interrupted wait leaves its transfer to the loop
+            // An interrupted wait leaves its transfer to the loop. After a transfer posted with a wake-up (beginRead and a
+            // later wait), the wake-up keeps the loop in its spin window for the caller's next post, which then need not
+            // unpark it: without it, 64 KiB READs measured 20% slower and spent more CPU per byte.
+            if (outcome == null || !transfer.postedForPollingCaller) {
+                progress.wake();
             }
         }
         if (outcome != null && outcome != NixlTransfer.ALREADY_ENDED) {

@@ -26,6 +26,8 @@ final class NixlTransfer implements TransferHandle {
     private volatile java.util.Map<String, Object> attributes = java.util.Map.of("transport", "nixl");
     /** Whether the thread waiting for this transfer polls it (the progress loop then leaves it alone). */
     volatile boolean polledByWaitingThread;
+    /** Posted for a caller that polls it itself ({@link NixlAgentCore#post}): the progress loop was not woken for it. */
+    volatile boolean postedForPollingCaller;
 
     NixlTransfer(NixlAgentCore agent, String remote, long request, String description, int cudaDevice) {
         this.agent = agent;
