@@ -199,9 +199,10 @@ public final class Connector implements AutoCloseable {
     /**
      * Reads a peer's readable buffers into local ones (same count, pairwise same sizes) and returns once the bytes
      * are in place: {@link #beginRead} and {@link ReadOperation#waitForCompletion()} in one call, bounded by the
-     * operation timeout. Because the caller waits, a small transfer runs on its thread, without waking a transport
-     * thread and being woken by it. Python's connector has no blocking read; this is Java's, as
-     * {@code HttpClient.send} is beside {@code sendAsync}.
+     * operation timeout. Because the caller waits, its thread does the transport's work (the embedded transport runs
+     * a small transfer there, NIXL's transfer is polled there) without waking a transport thread and being woken by
+     * it. Python's connector has no blocking read; this is Java's, as {@code HttpClient.send} is beside
+     * {@code sendAsync}.
      *
      * @throws TransferException if the read fails, is cancelled, times out ({@link TransferTimeoutException}), or the
      *                           thread is interrupted (the read is then cancelled)
