@@ -386,6 +386,8 @@ class NixlTransferTest {
             assertThat(handle.state()).isEqualTo(TransferState.DONE);
         }
         assertThat(endedOnWaitingThread()).isZero();
+        // The loop completes a transfer's future, then takes it out of its set: the count may lag the completion.
+        waitUntil(() -> Integer.valueOf(0).equals(active.details().get("transfersInFlight")));
         assertThat(active.details().get("transfersInFlight")).isEqualTo(0);
     }
 
