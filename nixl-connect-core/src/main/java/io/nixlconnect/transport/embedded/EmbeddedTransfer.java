@@ -47,6 +47,8 @@ final class EmbeddedTransfer implements TransferHandle {
      * pool hands it to no worker, {@link #runOnWaitingThread()} runs it.
      */
     private final boolean leftForWaitingThread;
+    /** At most {@link #RUN_ON_WAITING_THREAD_MAX_BYTES}: a waiting thread may run it (see {@link #runOnWaitingThread()}). */
+    private final boolean smallEnoughForWaitingThread;
     // Plain volatile fields (updated through VarHandles or under this object's monitor, which also replaces a
     // latch): an atomic wrapper, a latch and a future each were one or two more objects per transfer.
     private volatile TransferState state = TransferState.IN_PROGRESS; // written under this
@@ -102,12 +104,15 @@ final class EmbeddedTransfer implements TransferHandle {
         this.endpoint = peer.endpoint();
         this.remoteAddresses = new long[remote.size()];
         this.lengths = new long[remote.size()];
+        long total = 0;
         for (int i = 0; i < remote.size(); i++) {
             remoteAddresses[i] = remote.get(i).address();
             lengths[i] = remote.get(i).length();
+            total += lengths[i];
         }
         this.notification = notification;
-        this.leftForWaitingThread = callerWaits && totalBytes() <= RUN_ON_WAITING_THREAD_MAX_BYTES;
+        this.smallEnoughForWaitingThread = total <= RUN_ON_WAITING_THREAD_MAX_BYTES;
+        this.leftForWaitingThread = callerWaits && smallEnoughForWaitingThread;
     }
 
     boolean leftForWaitingThread() {
@@ -186,17 +191,9 @@ final class EmbeddedTransfer implements TransferHandle {
         }
         if (leftForWaitingThread && Thread.currentThread().isInterrupted()) {
             handedOver.handToWorker();
-        } else if (totalBytes() <= RUN_ON_WAITING_THREAD_MAX_BYTES) {
+        } else if (smallEnoughForWaitingThread) {
             handedOver.runHere();
         }
-    }
-
-    private long totalBytes() {
-        long total = 0;
-        for (long length : lengths) {
-            total += length;
-        }
-        return total;
     }
 
     @Override

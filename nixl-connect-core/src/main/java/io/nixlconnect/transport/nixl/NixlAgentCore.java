@@ -358,8 +358,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                     try (DeviceContext context = NixlCudaSupport.contextFor(localData)) {
                         long request = NixlRequests.createRequest(agent, op, localData, remote, remoteData, notification, description);
                         transfer = new NixlTransfer(this, remote, request, description,
-                                NixlCudaSupport.cudaDeviceOf(localData));
-                        transfer.postedForPollingCaller = callerPolls;
+                                NixlCudaSupport.cudaDeviceOf(localData), callerPolls);
                         synchronized (transfer) {
                             int status = NixlCapi.nixl_capi_post_xfer_req(agent, request, 0);
                             if (status == NixlCapi.IN_PROGRESS) {

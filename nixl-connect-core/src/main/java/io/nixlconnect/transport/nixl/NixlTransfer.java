@@ -27,14 +27,16 @@ final class NixlTransfer implements TransferHandle {
     /** Whether the thread waiting for this transfer polls it (the progress loop then leaves it alone). */
     volatile boolean polledByWaitingThread;
     /** Posted for a caller that polls it itself ({@link NixlAgentCore#post}): the progress loop was not woken for it. */
-    volatile boolean postedForPollingCaller;
+    final boolean postedForPollingCaller;
 
-    NixlTransfer(NixlAgentCore agent, String remote, long request, String description, int cudaDevice) {
+    NixlTransfer(NixlAgentCore agent, String remote, long request, String description, int cudaDevice,
+            boolean postedForPollingCaller) {
         this.agent = agent;
         this.remote = remote;
         this.request = request;
         this.description = description;
         this.cudaDevice = cudaDevice;
+        this.postedForPollingCaller = postedForPollingCaller;
     }
 
     /**
@@ -42,7 +44,7 @@ final class NixlTransfer implements TransferHandle {
      * done at once. Its notification, if any, was sent on its own beforehand.
      */
     static NixlTransfer completedWithoutData(NixlAgentCore agent, String remote, String description) {
-        NixlTransfer transfer = new NixlTransfer(agent, remote, 0, description, -1);
+        NixlTransfer transfer = new NixlTransfer(agent, remote, 0, description, -1, false);
         transfer.state = TransferState.DONE;
         transfer.completion.complete(null);
         return transfer;
