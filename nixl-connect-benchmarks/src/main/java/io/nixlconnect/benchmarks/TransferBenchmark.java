@@ -7,6 +7,7 @@ import io.nixlconnect.OperationListener;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadOperation;
 import java.io.BufferedReader;
+import java.io.Closeable;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -52,9 +53,9 @@ public final class TransferBenchmark {
      * it again, which took ~1.5 s on 2 cores and left a 1 MiB size measured partly on C1 code (5.25 GB/s, against
      * 6.04 once recompiled). {@code nixl_direct.py} warms up for as long, so both sides do the same work first.
      */
+    static final long SIZE_WARMUP_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("bench.sizeWarmupMillis", 2000));
     /** {@code -Dbench.bareExchange=false}: the complete 4 KiB operations alone, without their library-free twin. */
     static final boolean BARE_EXCHANGE = Boolean.parseBoolean(System.getProperty("bench.bareExchange", "true"));
-    static final long SIZE_WARMUP_NANOS = TimeUnit.MILLISECONDS.toNanos(Long.getLong("bench.sizeWarmupMillis", 2000));
 
     private final BufferedReader fromPeer;
     private final PrintStream toPeer;
@@ -184,7 +185,8 @@ public final class TransferBenchmark {
             }
         };
         connector.addListener(pathOfTheLastRead);
-        try (BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0);
+        try (Closeable removeListener = () -> connector.removeListener(pathOfTheLastRead);
+             BenchmarkBuffer buffer = new BenchmarkBuffer(size, BenchmarkBuffer.hugePagesRequested(), (byte) 0);
              Socket bare = new Socket(InetAddress.getLoopbackAddress(), port)) {
             bare.setTcpNoDelay(true);
             DataInputStream bareIn = new DataInputStream(bare.getInputStream());
@@ -202,12 +204,11 @@ public final class TransferBenchmark {
                 long readEnd = System.nanoTime();
                 expect("DONE");
                 long end = System.nanoTime();
-
+                if (i >= 0) {
+                    nanos[i] = end - start;
+                    readNanos[i] = readEnd - readStart;
+                }
                 if (!BARE_EXCHANGE) {
-                    if (i >= 0) {
-                        nanos[i] = end - start;
-                        readNanos[i] = readEnd - readStart;
-                    }
                     continue;
                 }
                 toPeer.println("bare " + lastMetadataLength + " " + size);
@@ -220,14 +221,11 @@ public final class TransferBenchmark {
                 expect("DONE");
                 long bareEnd = System.nanoTime();
                 if (i >= 0) {
-                    nanos[i] = end - start;
-                    readNanos[i] = readEnd - readStart;
                     bareNanos[i] = bareEnd - end;
                     socketNanos[i] = socketEnd - socketStart;
                 }
             }
         }
-        connector.removeListener(pathOfTheLastRead);
         Arrays.sort(nanos);
         Arrays.sort(readNanos);
         Arrays.sort(bareNanos);
