@@ -1,8 +1,15 @@
 package io.nixlconnect;
 
 /**
- * The base of this library's own exceptions, so that an application can catch all of them in one place. Bad
- * arguments and malformed metadata are {@link IllegalArgumentException}s instead ({@link InvalidMetadataException}).
+ * The root of every exception this library throws or reports, so that an application can catch all of them in one
+ * place: the API's own ({@link TransferException}, {@link InvalidMetadataException}, ...), CUDA's
+ * ({@code io.nixlconnect.cuda}) and the transport SPI's ({@code io.nixlconnect.transport.TransportException}, which
+ * a backend raises when it fails or refuses a request and which reaches a caller as it is). Only the caller's own
+ * mistakes are the JDK's exceptions: an invalid argument ({@link IllegalArgumentException}), a {@code null} where
+ * none is allowed ({@link NullPointerException}), or a call in the wrong state ({@link IllegalStateException}).
+ *
+ * <p>This class depends on nothing else in the library, so the SPI and {@code io.nixlconnect.cuda}, which stand
+ * below the API, can extend it.
  */
 public class NixlConnectException extends RuntimeException {
 

@@ -1,10 +1,14 @@
 package io.nixlconnect;
 
 /**
- * An operation exceeded its own time limit ({@link ConnectorOptions#operationTimeout()} for reads and writes,
- * {@link ConnectorOptions#passiveTimeout()} for readables and writables) and ended ERRORED: the transport no longer
- * touches its buffers. Thrown by its waits and carried as its {@link Operation#failure()}. A caller's wait that runs
- * out first is a {@link WaitTimeoutException} instead: that operation goes on.
+ * The operation's own time limit ran out, not the caller's wait: it exceeded
+ * {@link ConnectorOptions#operationTimeout()} (reads and writes) or {@link ConnectorOptions#passiveTimeout()}
+ * (readables and writables) and ended {@code ERRORED}; it is over and the transport no longer touches its buffers.
+ * Thrown by every wait on it and carried as its {@link Operation#failure()}; a {@link TransferException} like any
+ * other failed operation.
+ *
+ * <p>Its opposite is {@link WaitTimeoutException}: the {@code timeout} a caller passed to a wait ran out first, and
+ * the operation goes on.
  */
 public class TransferTimeoutException extends TransferException {
 

@@ -1,9 +1,15 @@
 package io.nixlconnect;
 
 /**
- * A caller's {@link Operation#waitForCompletion(java.time.Duration) wait} ran out: the caller gave up, the operation
- * has not ended and goes on (close it to stop it). Not to be confused with {@link TransferTimeoutException}, the
- * cause of an operation that ended ERRORED because it exceeded its own time limit.
+ * The caller's own wait ran out, not the operation: the {@code timeout} passed to
+ * {@link Operation#waitForCompletion(java.time.Duration)} (or {@code Connector.read/write(..., timeout)}) elapsed
+ * first. The operation has <em>not</em> ended and goes on touching its buffers; wait again, or close it to stop it.
+ * {@link #status()} is never terminal.
+ *
+ * <p>Its opposite is {@link TransferTimeoutException}: the operation's own time limit
+ * ({@link ConnectorOptions#operationTimeout()}) ran out, so the operation ended {@code ERRORED} and is over. One
+ * test tells them apart: {@code e instanceof TransferException} (only a TransferTimeoutException is one) means the
+ * operation is over.
  */
 public class WaitTimeoutException extends NixlConnectException {
 

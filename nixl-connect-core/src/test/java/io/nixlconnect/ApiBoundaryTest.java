@@ -1,9 +1,14 @@
 package io.nixlconnect;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.equivalentTo;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaModifier;
@@ -45,8 +50,8 @@ class ApiBoundaryTest {
 
     @Test
     void theSpiKnowsNeitherTheApiNorAnyBackend() {
-        noClasses().that().resideInAPackage(SPI).should().dependOnClassesThat()
-                .resideInAnyPackage(API, EMBEDDED, NIXL).check(classes);
+        noClasses().that().resideInAPackage(SPI).should().dependOnClassesThat(apiBesidesTheExceptionRoot()
+                .or(resideInAnyPackage(EMBEDDED, NIXL))).check(classes);
     }
 
     @Test
@@ -59,8 +64,43 @@ class ApiBoundaryTest {
 
     @Test
     void cudaAndInternalStandBelowEverything() {
-        noClasses().that().resideInAnyPackage(CUDA, INTERNAL).should().dependOnClassesThat()
+        noClasses().that().resideInAnyPackage(CUDA).should().dependOnClassesThat(apiBesidesTheExceptionRoot()
+                .or(resideInAnyPackage(SPI, EMBEDDED, NIXL))).check(classes);
+        noClasses().that().resideInAnyPackage(INTERNAL).should().dependOnClassesThat()
                 .resideInAnyPackage(API, SPI, EMBEDDED, NIXL).check(classes);
+    }
+
+    /** What lets the SPI and CUDA extend {@link NixlConnectException}: it knows nothing else of the library. */
+    @Test
+    void theExceptionRootDependsOnNothingOfTheLibrary() {
+        noClasses().that().belongToAnyOf(NixlConnectException.class).should().dependOnClassesThat(
+                resideInAnyPackage("io.nixlconnect..").and(not(equivalentTo(NixlConnectException.class))))
+                .check(classes);
+    }
+
+    /** One root: whatever this library throws or reports can be caught as a {@link NixlConnectException}. */
+    @Test
+    void everyPublicThrowableIsANixlConnectException() {
+        Set<String> throwables = new TreeSet<>();
+        Set<String> outsideTheRoot = new TreeSet<>();
+        for (JavaClass type : classes) {
+            if (type.getPackageName().startsWith(API) && type.getModifiers().contains(JavaModifier.PUBLIC)
+                    && type.isAssignableTo(Throwable.class)) {
+                throwables.add(type.getSimpleName());
+                if (!type.isAssignableTo(NixlConnectException.class)) {
+                    outsideTheRoot.add(type.getName());
+                }
+            }
+        }
+        assertThat(outsideTheRoot).isEmpty();
+        assertThat(throwables).contains("InvalidMetadataException", "CudaUnavailableException",
+                "CudaOperationException", "TransportException", "TransportUnavailableException",
+                "InvalidAgentMetadataException", "TransferTimeoutException", "WaitTimeoutException");
+    }
+
+    private static DescribedPredicate<JavaClass> apiBesidesTheExceptionRoot() {
+        return resideInAPackage(API).and(not(equivalentTo(NixlConnectException.class)))
+                .as("classes of the API other than NixlConnectException");
     }
 
     @Test

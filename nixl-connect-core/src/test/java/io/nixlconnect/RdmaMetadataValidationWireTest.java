@@ -278,7 +278,7 @@ class RdmaMetadataValidationWireTest {
         assertThat(catchThrowableOfType(InvalidMetadataException.class,
                 () -> new RdmaMetadata(d, METADATA, null, OperationKind.READ)).field()).isEqualTo("notification_key");
         assertThatThrownBy(() -> RdmaMetadata.of(d, new byte[0], "k", OperationKind.READ))
-                .isInstanceOf(IllegalArgumentException.class);
+                .isInstanceOf(InvalidMetadataException.class);
     }
 
     // ---- ptr and size ----

@@ -1,7 +1,9 @@
 package io.nixlconnect.cuda;
 
+import io.nixlconnect.NixlConnectException;
+
 /** A CUDA driver call failed on a machine where CUDA is otherwise available. */
-public class CudaOperationException extends RuntimeException {
+public class CudaOperationException extends NixlConnectException {
 
     private static final long serialVersionUID = 1L;
 

@@ -1,11 +1,13 @@
 package io.nixlconnect.cuda;
 
+import io.nixlconnect.NixlConnectException;
+
 /**
  * CUDA cannot be used in this process, or not for the device asked for. {@link #reason()} names the
  * cause in words: JCuda missing from the classpath, no NVIDIA driver ({@code libcuda}), no CUDA
  * device, or a device id that does not exist.
  */
-public class CudaUnavailableException extends RuntimeException {
+public class CudaUnavailableException extends NixlConnectException {
 
     private static final long serialVersionUID = 1L;
 

@@ -1,7 +1,13 @@
 package io.nixlconnect.transport;
 
-/** A transport failed or refused a request. The message says what and why. */
-public class TransportException extends RuntimeException {
+import io.nixlconnect.NixlConnectException;
+
+/**
+ * A transport failed or refused a request. The message says what and why. A {@link NixlConnectException}: a
+ * backend's failure reaches the caller as it is, as an operation's {@code failure()}, from {@code new Connector(...)}
+ * when a transport fails to start, or from a registration the backend refuses.
+ */
+public class TransportException extends NixlConnectException {
 
     private static final long serialVersionUID = 1L;
 

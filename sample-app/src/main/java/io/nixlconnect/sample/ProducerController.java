@@ -1,6 +1,7 @@
 package io.nixlconnect.sample;
 
 import io.nixlconnect.ConnectorClosedException;
+import io.nixlconnect.InvalidMetadataException;
 import io.nixlconnect.NixlConnectException;
 import io.nixlconnect.TooManyOperationsException;
 import io.nixlconnect.TransferException;
@@ -89,8 +90,9 @@ public class ProducerController {
         return ProblemDetail.forStatusAndDetail(HttpStatus.NOT_FOUND, e.getMessage());
     }
 
-    @ExceptionHandler(IllegalArgumentException.class)
-    ProblemDetail badRequest(IllegalArgumentException e) {
+    /** A bad argument, or a peer's metadata that breaks the wire format. */
+    @ExceptionHandler({IllegalArgumentException.class, InvalidMetadataException.class})
+    ProblemDetail badRequest(RuntimeException e) {
         return ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, e.getMessage());
     }
 
