@@ -501,6 +501,92 @@ abstract class TransferContractTest {
         return ((Number) count).intValue();
     }
 
+    /**
+     * The shape of a KV cache: a list of blocks scattered over a registered pool on both sides, in an order that is
+     * neither the pool's nor the same on both sides. Byte-exact, and nothing outside the target blocks is touched.
+     */
+    @ParameterizedTest(name = "READ and WRITE of {0} scattered blocks")
+    @ValueSource(ints = {1, 2, 7, 128, 1024, 4096})
+    void blockListsScatteredOverARegisteredPoolMoveByteExactBothWays(int blocks) {
+        int blockSize = blocks >= 1024 ? 4096 : 16384;
+        int poolBlocks = 2 * blocks + 1;
+        long poolSize = (long) poolBlocks * blockSize;
+        java.util.Random order = new java.util.Random(blocks);
+        try (Descriptor sourcePool = Descriptor.allocate(poolSize); Descriptor targetPool = Descriptor.allocate(poolSize)) {
+            fillPattern(sourcePool, 7);
+            zero(targetPool);
+            sourcePool.registerMemory(producer);
+            targetPool.registerMemory(consumer);
+            int[] sourceBlocks = scatteredBlocks(blocks, 0, order);
+            int[] targetBlocks = scatteredBlocks(blocks, 1, order);
+
+            ReadableOperation readable = producer.createReadable(slices(sourcePool, sourceBlocks, blockSize));
+            ReadOperation read = consumer.beginRead(RdmaMetadata.fromJson(readable.metadata().toJson()),
+                    slices(targetPool, targetBlocks, blockSize));
+            read.waitForCompletion(WAIT);
+            readable.waitForCompletion(WAIT);
+            assertThat(read.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertBlocksMoved(sourcePool, sourceBlocks, targetPool, targetBlocks, blockSize);
+
+            // WRITE back the other way, into different blocks of the source pool
+            zero(sourcePool);
+            int[] writtenBlocks = scatteredBlocks(blocks, 1, order);
+            WritableOperation writable = producer.createWritable(slices(sourcePool, writtenBlocks, blockSize));
+            WriteOperation write = consumer.beginWrite(slices(targetPool, targetBlocks, blockSize),
+                    RdmaMetadata.fromJson(writable.metadata().toJson()));
+            write.waitForCompletion(WAIT);
+            writable.waitForCompletion(WAIT);
+            assertThat(write.status()).isEqualTo(OperationStatus.COMPLETE);
+            assertBlocksMoved(targetPool, targetBlocks, sourcePool, writtenBlocks, blockSize);
+            assertThat(backendRegistrations(producer)).as("the pool's one registration").isEqualTo(1);
+            assertThat(backendRegistrations(consumer)).as("the pool's one registration").isEqualTo(1);
+        }
+        assertNothingRegistered();
+    }
+
+    /** {@code count} distinct pool blocks of the given parity (so no two are adjacent), shuffled. */
+    static int[] scatteredBlocks(int count, int parity, java.util.Random order) {
+        List<Integer> indices = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            indices.add(2 * i + parity);
+        }
+        java.util.Collections.shuffle(indices, order);
+        return indices.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    static List<Descriptor> slices(Descriptor pool, int[] blocks, int blockSize) {
+        List<Descriptor> slices = new ArrayList<>(blocks.length);
+        for (int block : blocks) {
+            slices.add(pool.slice((long) block * blockSize, blockSize));
+        }
+        return slices;
+    }
+
+    static void zero(Descriptor descriptor) {
+        ByteBuffer view = descriptor.asByteBuffer(0, (int) descriptor.size());
+        while (view.hasRemaining()) {
+            view.put((byte) 0);
+        }
+    }
+
+    /** Block {@code i} of {@code to} holds block {@code i} of {@code from}; every byte of {@code to} outside them is 0. */
+    static void assertBlocksMoved(Descriptor from, int[] fromBlocks, Descriptor to, int[] toBlocks, int blockSize) {
+        boolean[] written = new boolean[(int) (to.size() / blockSize)];
+        for (int i = 0; i < fromBlocks.length; i++) {
+            ByteBuffer expected = from.asByteBuffer((long) fromBlocks[i] * blockSize, blockSize);
+            ByteBuffer actual = to.asByteBuffer((long) toBlocks[i] * blockSize, blockSize);
+            assertThat(actual.mismatch(expected)).as("first differing byte of block %d", i).isEqualTo(-1);
+            written[toBlocks[i]] = true;
+        }
+        ByteBuffer zeros = ByteBuffer.allocate(blockSize);
+        for (int block = 0; block < written.length; block++) {
+            if (!written[block]) {
+                ByteBuffer untouched = to.asByteBuffer((long) block * blockSize, blockSize);
+                assertThat(untouched.mismatch(zeros)).as("first non-zero byte of unlisted block %d", block).isEqualTo(-1);
+            }
+        }
+    }
+
     @Test
     void slicesShareTheirBuffersRegistrationInEveryRole() {
         int size = 1 << 20;

@@ -576,7 +576,7 @@ final class EmbeddedServer {
         @Override
         public boolean accept(long address, long length) {
             if (total <= Wire.INLINE_MAX_BYTES) {
-                total += Math.min(length, Wire.INLINE_MAX_BYTES + 1L);
+                total += Math.max(0, Math.min(length, Wire.INLINE_MAX_BYTES + 1L)); // negative: refused below
             }
             if (!refused && !window.covers(address, length)) {
                 refused = true;

@@ -223,7 +223,11 @@ final class Wire {
 
     /** Receives ranges from a request, in chunks of at most {@link #RANGE_CHUNK}; gets each one in turn. */
     interface RangeSink {
-        /** @return false to refuse the request: reading stops there, and the connection must be dropped */
+        /**
+         * {@code length} may be negative: refuse it as a range outside the window.
+         *
+         * @return false to refuse the request: reading stops there, and the connection must be dropped
+         */
         boolean accept(long address, long length);
     }
 
@@ -241,9 +245,8 @@ final class Wire {
             for (int i = 0; i < n; i++) {
                 long address = chunk.getLong();
                 long length = chunk.getLong();
-                if (length < 0) {
-                    throw new ProtocolException("negative range length");
-                }
+                // A negative length is the sink's to refuse like any range outside the window: dropping the
+                // connection here instead would answer differently for a live credential than for a dead one.
                 if (!sink.accept(address, length)) {
                     return false;
                 }

@@ -178,6 +178,32 @@ class EmbeddedCredentialTest {
         }
     }
 
+    /**
+     * A malformed range (negative length) is refused exactly as a wrong key is, for every request kind that takes
+     * ranges: same answer, and the connection then closed or kept alike. Before, a live key's READ with length -1
+     * was dropped without a word while a wrong key got the ERROR text: the difference told a live credential.
+     */
+    @Test
+    void aNegativeLengthIsRefusedAlikeWhateverTheKey() throws Exception {
+        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.READ, random(4096))) {
+            byte[] wrong = ServedMemory.newCredential();
+            for (byte type : new byte[] {Wire.READ, Wire.READ_GRANT, Wire.READ_INLINE, Wire.WRITE_INLINE}) {
+                List<String> outcomes = new java.util.ArrayList<>();
+                for (byte[] key : List.of(served.credential, wrong)) {
+                    try (RawPeer peer = new RawPeer(served.port())) {
+                        RawPeer.Answer answer = peer.send(RawPeer.request(type, "victim", key, served.address, -1))
+                                .answer();
+                        boolean closed = peer.closedWithin(300);
+                        outcomes.add(answer.kind() + " " + answer.message().replace("WRITE", "READ")
+                                .replace("Writable", "Readable") + " closed=" + closed);
+                    }
+                }
+                assertThat(outcomes.get(0)).as("request type %d", type).startsWith("ERROR").isEqualTo(outcomes.get(1));
+            }
+            assertThat(served.window.notified()).isNotDone();
+        }
+    }
+
     @Test
     void aRefusedInlineWriteHasItsBytesReadAndDroppedNeverWritten() throws Exception {
         byte[] original = random(4096);
