@@ -68,20 +68,43 @@ if [[ "${NIXL_SETUP_PYTHON:-1}" != 0 ]]; then
   python_env="export NIXL_PYTHON_PATH=\"$dest\""
 fi
 
+# A host's rdma-core user-space libraries (libibverbs, libefa, libnl) for NixlHostRdmaCoreExitTest: the wheel's UCX
+# links the host's libefa.so.1 beside its own bundled libibverbs/libnl, which crashed every NIXL process at exit
+# before NixlNativeLibrary preloaded the host's copies. Debian's packages, unpacked (dpkg -x), never installed:
+# the test puts them on its child JVM's LD_LIBRARY_PATH only. Skipped where apt-get is not there.
+rdma_root="$cache/rdma-core/root"
+rdma_env=""
+if [[ ! -f "$rdma_root/usr/lib/x86_64-linux-gnu/libefa.so.1" ]] && command -v apt-get >/dev/null 2>&1; then
+  rdma_packages=(libibverbs1 ibverbs-providers libnl-3-200 libnl-route-3-200)
+  mkdir -p "$cache/rdma-core/debs"
+  fetch_rdma() { (cd "$cache/rdma-core/debs" && apt-get download -qq "${rdma_packages[@]}" >/dev/null 2>&1); }
+  if ! fetch_rdma && [[ "$(id -u)" == 0 ]]; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    fetch_rdma || true
+  fi
+  for deb in "$cache/rdma-core/debs"/*.deb; do
+    if [[ -f "$deb" ]]; then dpkg -x "$deb" "$rdma_root"; fi
+  done
+fi
+if [[ -f "$rdma_root/usr/lib/x86_64-linux-gnu/libefa.so.1" ]]; then
+  rdma_env="export NIXL_TEST_HOST_RDMA_CORE=\"$rdma_root/usr/lib/x86_64-linux-gnu:$rdma_root/lib/x86_64-linux-gnu\""
+else
+  log "no rdma-core libraries for NixlHostRdmaCoreExitTest (apt-get download failed); it will be skipped"
+fi
+
 env_file="$cache/nixl/env.sh"
-# UCX_MODULES=^ib: the wheel's UCX loads its InfiniBand module with RTLD_GLOBAL; where the host also
-# has rdma-core providers, two libnl copies end up loaded and any process using NIXL (JVM or Python)
-# dies with SIGSEGV in rtnl_tc_unregister at exit. CI has no InfiniBand; keep a value already set.
 # UCX_NET_DEVICES=lo: every NIXL test talks to peers on this host. With UCX's default (all devices) an agent
 # also uses whatever interface is up when it starts — such as the veth pair of a two-host test in a build
 # running beside this one — and fails ("Destination is unreachable") once it is gone
 # (NixlInterfaceChurnTest). The two-host test sets its own devices. Keep a value already set.
+# No UCX_MODULES: the crash at exit that UCX_MODULES=^ib used to hide is fixed in the library
+# (NixlNativeLibrary.preloadHostRdmaCore; NixlHostRdmaCoreExitTest).
 cat > "$env_file" <<ENV
 export NIXL_LIBRARY_DIR="$libdir"
 export NIXL_PLUGIN_DIR="$libdir/plugins"
-export UCX_MODULES="${UCX_MODULES:-^ib}"
 export UCX_NET_DEVICES="${UCX_NET_DEVICES:-lo}"
 $python_env
+$rdma_env
 ENV
 log "NIXL $version ready in $libdir (env in $env_file)"
 cat "$env_file"

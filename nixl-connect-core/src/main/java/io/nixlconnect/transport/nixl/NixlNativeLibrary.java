@@ -25,11 +25,23 @@ import java.util.regex.Pattern;
  * preloaded from the library's directory: whenever {@code dlopen} names a missing library, that
  * library is loaded first (it then satisfies the dependency by its soname) and the load is retried.
  * Libraries are opened {@code RTLD_GLOBAL} so NIXL's plugins see their symbols.
+ *
+ * <p>Before that, the host's own rdma-core ({@code libibverbs.so.1}, {@code libefa.so.1}), where there is one,
+ * is loaded {@code RTLD_NOW | RTLD_LOCAL}: see {@link #preloadHostRdmaCore}.
  */
 final class NixlNativeLibrary {
 
     private static final Logger log = LoggerFactory.getLogger(NixlNativeLibrary.class);
     private static final int RTLD_NOW_GLOBAL = 0x002 | 0x100;
+    private static final int RTLD_NOW_LOCAL_NODELETE = 0x002 | 0x1000;
+    /**
+     * The host's rdma-core libraries that NIXL's pip wheel can pull in beside its own bundled copies: UCX's EFA module
+     * needs the host's {@code libefa.so.1} (the wheel does not bundle it), which needs the host's libibverbs and libnl.
+     * Absolute fallbacks are where that module's RUNPATH would find them.
+     */
+    private static final List<List<String>> HOST_RDMA_CORE = List.of(
+            List.of("libibverbs.so.1", "/usr/lib64/libibverbs.so.1"),
+            List.of("libefa.so.1", "/usr/lib64/libefa.so.1"));
     private static final Pattern MISSING_DEPENDENCY =
             Pattern.compile("([A-Za-z0-9_.+-]+\\.so[0-9.]*): cannot open shared object file");
     private static final int MAX_PRELOADS = 64;
@@ -52,6 +64,7 @@ final class NixlNativeLibrary {
             // NIXL reads its plugin directory from the environment when its plugin manager starts.
             LibC.INSTANCE.setenv("NIXL_PLUGIN_DIR", installation.pluginDir().toString(), 1);
         }
+        preloadHostRdmaCore();
         NativeLibrary library = openVerified(installation);
         NixlCapi.bind(library);
         bound = installation;
@@ -73,6 +86,38 @@ final class NixlNativeLibrary {
                     + " is true): it was built without NIXL and cannot move data; install a real NIXL");
         }
         return library;
+    }
+
+    /**
+     * Keeps the host's libnl apart from the copy bundled in NIXL's wheel, which otherwise crashes the JVM at exit.
+     *
+     * <p>NIXL's pip wheel bundles libibverbs, libmlx5, libnl-3 and libnl-route-3 under hash-suffixed names, but UCX's
+     * EFA module in it links the host's {@code libefa.so.1}, and through it the host's {@code libibverbs.so.1} and
+     * {@code libnl-route-3.so.200}. When UCX loads that module (at agent creation, whatever the hardware), the host's
+     * libnl-route is relocated inside that module's search list, where the wheel's copy comes first: its constructors
+     * register their traffic-control ops into the wheel's copy (refused there as duplicates), and at exit its
+     * destructors unregister those never-linked ops from the wheel's copy: SIGSEGV in {@code rtnl_tc_unregister}.
+     * Loading the host's libraries first, with {@code RTLD_NOW} (every symbol bound at once) and {@code RTLD_LOCAL}
+     * (invisible to the wheel's libraries), binds the host's libnl to itself before the wheel's copy exists; UCX then
+     * reuses the loaded host libraries, and each libnl keeps to its own lists. InfiniBand and EFA stay usable. A host
+     * without rdma-core has nothing to preload.
+     */
+    static void preloadHostRdmaCore() {
+        Map<String, Object> options = Map.of(Library.OPTION_OPEN_FLAGS, RTLD_NOW_LOCAL_NODELETE);
+        for (List<String> candidates : HOST_RDMA_CORE) {
+            for (String candidate : candidates) {
+                if (candidate.startsWith("/") && !Files.isRegularFile(Path.of(candidate))) {
+                    continue;
+                }
+                try {
+                    NativeLibrary.getInstance(candidate, options);
+                    log.debug("preloaded the host's {} ahead of NIXL", candidate);
+                    break;
+                } catch (UnsatisfiedLinkError e) {
+                    log.debug("no host {} to preload: {}", candidate, e.getMessage());
+                }
+            }
+        }
     }
 
     static synchronized NixlInstallation bound() {
