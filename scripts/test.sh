@@ -16,5 +16,26 @@ else
 fi
 
 ./mvnw -B -ntp verify "$@"
+
+# Every library jar names its module (module-path users need a stable name).
+for jar in nixl-connect-core/target/nixl-connect-core-*[0-9T].jar \
+           nixl-connect-autoconfigure/target/nixl-connect-autoconfigure-*[0-9T].jar \
+           nixl-connect-spring-boot-starter/target/nixl-connect-spring-boot-starter-*[0-9T].jar; do
+  if ! unzip -p "$jar" META-INF/MANIFEST.MF | grep -Eq '^Automatic-Module-Name: io\.nixlconnect(\.[a-z]+)?\s*$'; then
+    echo "test.sh: $jar has no Automatic-Module-Name" >&2
+    exit 1
+  fi
+done
+
+# The README promises Java 17 and 25: the core suite again, compiled as above (release 17), run on Java 25.
+if java25="$(.ci/java25-setup.sh)"; then
+  echo "test.sh: the core suite on $("$java25" -version 2>&1 | head -n 1)" >&2
+  ./mvnw -B -ntp -pl nixl-connect-core surefire:test -Djvm="$java25" "$@"
+elif [[ "${CI:-}" == "true" ]]; then
+  echo "test.sh: no Java 25 could be found or fetched; CI must test on Java 25 too" >&2
+  exit 1
+else
+  echo "test.sh: ******** no Java 25 found or fetched: the core suite was NOT run on Java 25 ********" >&2
+fi
 # A fresh application built from the documented pom against freshly installed artifacts (~40 s).
 ./scripts/consumer-app-test.sh
