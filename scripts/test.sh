@@ -15,6 +15,16 @@ else
   echo "test.sh: NIXL could not be set up; the NIXL tests will be skipped" >&2
 fi
 
+# The real dynamo.nixl_connect (ai-dynamo-runtime 1.6.1 from PyPI) for DynamoInteropTest.
+if [[ -n "${NIXL_PYTHON_PATH:-}" ]] && dynamo_env="$(.ci/dynamo-setup.sh)"; then
+  eval "$dynamo_env"
+elif [[ "${CI:-}" == "true" ]]; then
+  echo "test.sh: dynamo.nixl_connect could not be set up; CI must test interop with the real module" >&2
+  exit 1
+else
+  echo "test.sh: dynamo.nixl_connect could not be set up; DynamoInteropTest will be skipped" >&2
+fi
+
 ./mvnw -B -ntp verify "$@"
 
 # Every library jar names its module (module-path users need a stable name).

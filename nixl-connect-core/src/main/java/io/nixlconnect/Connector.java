@@ -110,6 +110,54 @@ public final class Connector implements AutoCloseable {
         return workerId;
     }
 
+    /**
+     * The name of this worker's host, as Python's {@code Connector.hostname} ({@code socket.gethostname()}) gives it:
+     * the kernel's host name ({@code /proc/sys/kernel/hostname}), else what {@code InetAddress} resolves as local
+     * host name. Read once, at first use.
+     */
+    public String hostname() {
+        return Hostname.VALUE;
+    }
+
+    /**
+     * Whether CUDA devices can be used here (Python: {@code Connector.is_cuda_available}): the driver works and
+     * some device lets this process use it, as {@link io.nixlconnect.cuda.Cuda#isAvailable()} says. Unlike
+     * Python 1.6.1, never fails where CuPy is missing (there it raises {@code NameError}).
+     */
+    public boolean isCudaAvailable() {
+        return io.nixlconnect.cuda.Cuda.isAvailable();
+    }
+
+    /**
+     * Whether {@code other} is a connector of the same worker, that is with the same worker id: Python's
+     * {@code Connector.__eq__}. {@code equals} stays identity, so that two connectors (two agents, two sets of
+     * registrations) are never confused in a set or map.
+     */
+    public boolean sameWorker(Connector other) {
+        return other != null && workerId.equals(other.workerId);
+    }
+
+    /** The host name, resolved once: Python's {@code socket.gethostname()} is the kernel's {@code uname} node name. */
+    private static final class Hostname {
+        static final String VALUE = resolve();
+
+        private static String resolve() {
+            try {
+                String kernel = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/hostname")).strip();
+                if (!kernel.isEmpty()) {
+                    return kernel;
+                }
+            } catch (java.io.IOException | RuntimeException e) {
+                // not Linux: ask the resolver
+            }
+            try {
+                return java.net.InetAddress.getLocalHost().getHostName();
+            } catch (java.net.UnknownHostException e) {
+                return "localhost";
+            }
+        }
+    }
+
     /** The options this connector was built with. */
     public ConnectorOptions options() {
         return options;

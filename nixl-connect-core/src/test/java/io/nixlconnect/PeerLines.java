@@ -77,6 +77,17 @@ final class PeerLines implements AutoCloseable {
         }
     }
 
+    /** The next line starting with {@code prefix} or {@code ERROR} (earlier lines are skipped); fails after 60 s. */
+    String nextOrError(String prefix) throws InterruptedException {
+        while (true) {
+            String line = output.poll(60, TimeUnit.SECONDS);
+            assertThat(line).as("a '%s' or ERROR line from %s", prefix, name).isNotNull();
+            if (line.startsWith(prefix) || line.startsWith("ERROR")) {
+                return line;
+            }
+        }
+    }
+
     Process process() {
         return process;
     }

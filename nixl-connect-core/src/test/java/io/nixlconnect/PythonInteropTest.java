@@ -20,9 +20,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Interoperability with a Python worker that uses NIXL's own Python API the way Dynamo's
- * {@code nixl_connect} does ({@code interop/python_peer.py}): Java active operations against Python
- * passive ones and the other way round, over the NIXL backend in both processes.
+ * Interoperability with a Python worker of our own on NIXL's Python API ({@code interop/python_peer.py}), kept
+ * only for what the real {@code dynamo.nixl_connect} cannot do (everything it can is in {@link DynamoInteropTest}):
+ * Java passive operations holding zero-length descriptors, which the module hands to NIXL as they are and NIXL
+ * then finds no region for.
  *
  * <p>Needs {@code NIXL_LIBRARY_DIR} (NIXL's C API for Java) and {@code NIXL_PYTHON_PATH} (where the
  * {@code nixl} / {@code nixl_cu12} Python package and numpy are installed); {@code .ci/nixl-setup.sh}
@@ -108,91 +109,34 @@ class PythonInteropTest {
         return descriptor;
     }
 
+    /**
+     * What the real module (DynamoInteropTest) cannot do: complete a Java passive operation that holds a zero-length
+     * descriptor. Java registers no NIXL region for one; this peer, like Java, skips zero-length pairs and, when
+     * nothing is left to move, sends the notification alone.
+     */
     @Test
-    void javaReadsWhatAPythonWorkerPublished() throws Exception {
-        for (String sizes : new String[] {"1", "4096", "4096,0,65536", String.valueOf(64 << 20)}) {
-            peer.send("readable " + sizes + " 11");
-            long expectedCrc = Long.parseLong(next("DATA ").substring(5));
-            String json = next("META ").substring(5);
-            RdmaMetadata metadata = RdmaMetadata.fromJson(json);
-            assertThat(metadata.nixlMetadata()).startsWith("b64:");
-            assertThat(metadata.operationKind()).isEqualTo(OperationKind.READ);
-
-            List<Descriptor> targets = new ArrayList<>();
-            for (SerializedDescriptor remote : metadata.descriptors()) {
-                targets.add(own(Descriptor.allocate(remote.size())));
-            }
-            connector.beginRead(metadata, targets).waitForCompletion(WAIT);
-
-            assertThat(next("DONE ")).isEqualTo("DONE " + metadata.notificationKey());
-            assertThat(crc(targets.stream().map(Descriptor::toByteArray).toArray(byte[][]::new)))
-                    .as("bytes read from Python, sizes %s", sizes).isEqualTo(expectedCrc);
-        }
-    }
-
-    @Test
-    void aPythonWorkerReadsWhatJavaPublished() throws Exception {
-        for (int size : new int[] {1, 4096, 64 << 20}) {
-            byte[] bytes = data(size, size);
-            ReadableOperation readable = connector.createReadable(own(new Descriptor(bytes)));
-
-            peer.send("read " + readable.metadata().toJson());
-
-            assertThat(next("READ ")).isEqualTo("READ " + readable.notificationKey() + " DONE " + crc(bytes));
-            readable.waitForCompletion(WAIT);
-            assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
-        }
-    }
-
-    @Test
-    void aPythonWorkerReadsBothMetadataForms() throws Exception {
-        for (boolean hex : new boolean[] {false, true}) {
-            byte[] bytes = data(hex ? 7 : 8, 65536);
-            ReadableOperation readable = connector.createReadable(own(new Descriptor(bytes)));
-            RdmaMetadata metadata = readable.metadata(hex);
-            assertThat(metadata.nixlMetadata().startsWith("b64:")).isEqualTo(!hex);
-
-            peer.send("read " + metadata.toJson());
-
-            assertThat(next("READ ")).isEqualTo("READ " + readable.notificationKey() + " DONE " + crc(bytes));
-            readable.waitForCompletion(WAIT);
-        }
-    }
-
-    @Test
-    void pythonReadersTakePartInAFanOutReadableUnchanged() throws Exception {
-        byte[] bytes = data(21, 1 << 20);
-        ReadableOperation readable = connector.createReadable(3, own(new Descriptor(bytes)));
-        String json = readable.metadata().toJson();
-        for (int reader = 1; reader <= 3; reader++) {
-            peer.send("read " + json);
-            assertThat(next("READ ")).isEqualTo("READ " + readable.notificationKey() + " DONE " + crc(bytes));
-        }
-        readable.waitForCompletion(WAIT);
-        assertThat(readable.readsCompleted()).isEqualTo(3);
-        assertThat(connector.registeredBytes()).isZero();
-    }
-
-    @Test
-    void javaWritesIntoAPythonWorker() throws Exception {
-        peer.send("writable 4096,100000");
-        RdmaMetadata metadata = RdmaMetadata.fromJson(next("META ").substring(5));
-        assertThat(metadata.operationKind()).isEqualTo(OperationKind.WRITE);
+    void aNixlPythonPeerReadsJavaReadablesWithZeroLengthDescriptors() throws Exception {
         byte[] first = data(1, 4096);
-        byte[] second = data(2, 100000);
+        byte[] second = data(2, 65536);
+        ReadableOperation readable = connector.createReadable(own(new Descriptor(first)), own(new Descriptor(new byte[0])),
+                own(new Descriptor(second)));
+        peer.send("read " + readable.metadata().toJson());
+        assertThat(next("READ ")).isEqualTo("READ " + readable.notificationKey() + " DONE " + crc(first, second));
+        readable.waitForCompletion(WAIT);
 
-        connector.beginWrite(List.of(own(new Descriptor(first)), own(new Descriptor(second))), metadata)
-                .waitForCompletion(WAIT);
-
-        assertThat(next("WRITTEN ")).isEqualTo("WRITTEN " + metadata.notificationKey() + " " + crc(first, second));
+        ReadableOperation empty = connector.createReadable(own(new Descriptor(new byte[0])));
+        peer.send("read " + empty.metadata().toJson());
+        assertThat(next("READ ")).isEqualTo("READ " + empty.notificationKey() + " DONE " + crc());
+        empty.waitForCompletion(WAIT);
+        assertThat(empty.status()).isEqualTo(OperationStatus.COMPLETE);
     }
 
     @Test
-    void aPythonWorkerWritesIntoJava() throws Exception {
+    void aNixlPythonPeerWritesIntoAJavaWritableWithAZeroLengthDescriptor() throws Exception {
         Descriptor target = own(Descriptor.allocate(8192));
-        WritableOperation writable = connector.createWritable(target);
+        WritableOperation writable = connector.createWritable(target, own(Descriptor.allocate(0)));
 
-        peer.send("write 8192 5 " + writable.metadata().toJson());
+        peer.send("write 8192,0 5 " + writable.metadata().toJson());
 
         String wrote = next("WROTE ");
         assertThat(wrote).startsWith("WROTE " + writable.notificationKey() + " DONE ");

@@ -131,8 +131,10 @@ final class NixlMetadataFormat {
                 if (address == 0) {
                     throw new InvalidAgentMetadataException(field + ".addr", "is 0");
                 }
-                if (length <= 0 || Long.compareUnsigned(length, -address) > 0) {
-                    throw new InvalidAgentMetadataException(field + ".len", "must be > 0 and end inside the address"
+                // Length 0 is what a real peer publishes: dynamo.nixl_connect registers zero-length descriptors
+                // with NIXL (1.6.1, Descriptor.register_with_connector), and its agent metadata then carries them.
+                if (Long.compareUnsigned(length, -address) > 0) {
+                    throw new InvalidAgentMetadataException(field + ".len", "must end inside the address"
                             + " space, was " + Long.toUnsignedString(length) + " at " + Long.toUnsignedString(address));
                 }
                 if (deviceId < 0 || deviceId > MAX_DEVICE_ID || memoryType == MEM_DRAM && deviceId != 0) {
