@@ -253,7 +253,8 @@ public final class Connector implements AutoCloseable {
      * {@code sendAsync}.
      *
      * @throws TransferException if the read fails, is cancelled, times out ({@link TransferTimeoutException}), or the
-     *                           thread is interrupted (the read is then cancelled)
+     *                           thread is interrupted (the read is then cancelled); thrown from this thread, with the
+     *                           exception of the thread where the read ended as its cause
      */
     public void read(RdmaMetadata remoteMetadata, Descriptor... localDescriptors) {
         read(remoteMetadata, asList(localDescriptors));
@@ -288,7 +289,7 @@ public final class Connector implements AutoCloseable {
             operation.waitForCompletion();
         } catch (TransferException e) {
             if (operation.status().isTerminal()) {
-                throw e;
+                throw inCallersThread(e);
             }
             // Interrupted before it ended: nobody else waits for it (and it may be left for this thread), so it stops.
             operation.close();
@@ -300,6 +301,18 @@ public final class Connector implements AutoCloseable {
             operation.close();
             throw e;
         }
+    }
+
+    /**
+     * The failure anew, thrown from the caller's thread with the original (created where the operation ended, often a
+     * transport thread whose stack says nothing of the caller) as its cause, as {@code HttpClient.send} does. Same type
+     * and message; a subclass this method does not know is thrown as it is, its type mattering more than the frames.
+     */
+    static TransferException inCallersThread(TransferException e) {
+        if (e.getClass() == TransferTimeoutException.class) {
+            return new TransferTimeoutException(e.getMessage(), e);
+        }
+        return e.getClass() == TransferException.class ? new TransferException(e.status(), e.getMessage(), e) : e;
     }
 
     // What register creates: a switch, not a factory lambda (one more object per operation).

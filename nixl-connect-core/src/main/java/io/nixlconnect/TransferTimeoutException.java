@@ -17,4 +17,9 @@ public class TransferTimeoutException extends TransferException {
     public TransferTimeoutException(String message) {
         super(OperationStatus.ERRORED, message, null);
     }
+
+    /** As {@link #TransferTimeoutException(String)}, with a cause: the same timeout thrown again in another thread. */
+    public TransferTimeoutException(String message, Throwable cause) {
+        super(OperationStatus.ERRORED, message, cause);
+    }
 }

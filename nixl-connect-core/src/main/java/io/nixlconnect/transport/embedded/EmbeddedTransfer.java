@@ -248,7 +248,7 @@ final class EmbeddedTransfer implements TransferHandle {
             } else if (e instanceof TransportException transportException) {
                 end(TransferState.ERROR, transportException);
             } else {
-                end(TransferState.ERROR, new TransportException(describe() + " failed: " + e, e));
+                end(TransferState.ERROR, ioFailure(describe(), e));
             }
             return null;
         }
@@ -513,6 +513,21 @@ final class EmbeddedTransfer implements TransferHandle {
         if (refusal != null) {
             throw new TransportException(describe() + context + refusal);
         }
+    }
+
+    /**
+     * A transfer's I/O failure (the peer died, closed or reset the connection) as the transport's exception, the
+     * {@code IOException} kept as a suppressed exception rather than the cause, its words kept but for two phrases.
+     * Web frameworks take an {@code EOFException} anywhere in a cause chain, or "broken pipe" or "connection reset by
+     * peer" in the root cause's message, for their own HTTP client having gone away: Spring MVC's
+     * {@code DisconnectedClientHelper} then answers an empty 200 and logs nothing. A failed peer is not that.
+     */
+    static TransportException ioFailure(String what, Exception e) {
+        String reason = e.toString().replaceAll("(?i)connection reset by peer", "connection reset by the peer")
+                .replaceAll("(?i)broken pipe", "pipe broken");
+        TransportException failure = new TransportException(what + " failed: " + reason);
+        failure.addSuppressed(e);
+        return failure;
     }
 
     private String describe() {
