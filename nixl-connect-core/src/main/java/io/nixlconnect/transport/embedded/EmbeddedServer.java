@@ -370,6 +370,7 @@ final class EmbeddedServer {
             return head.count() == 0;
         }
         boolean copied;
+        boolean revoked;
         try {
             if (!connection.beginRequest()) {
                 return false; // evicted meanwhile
@@ -385,17 +386,27 @@ final class EmbeddedServer {
                     declined = "GPU memory is staged through the socket";
                 }
             }
+            // Writes while granted hold the link's monitor: a close may write a revocation on it (EmbeddedWindow#revoke).
             if (declined != null) {
-                Wire.writeDeclined(link, declined);
+                synchronized (link) {
+                    Wire.writeDeclined(link, declined);
+                }
                 return true;
             }
             connection.started(window); // from here the peer may copy from the window
-            Wire.writeGrant(link, SameHostIdentity.self().pid());
-            // Blocks until the peer has finished copying (or its process, and so its connection, is gone);
-            // closing the window meanwhile waits for this, as the peer's copy cannot be cut off from here.
+            synchronized (link) {
+                Wire.writeGrant(link, SameHostIdentity.self().pid());
+            }
+            // Blocks until the peer has finished copying or stopped (or its process, and so its connection, is
+            // gone); closing the window meanwhile revokes the grant, and the peer stops at its next chunk.
             copied = Wire.readCopyOutcome(link);
         } finally {
-            window.exit(link, true);
+            synchronized (link) {
+                revoked = window.exit(link, true);
+            }
+        }
+        if (revoked) {
+            return false; // the peer was told its grant is revoked: nothing more is said on this connection
         }
         if (copied) {
             connection.notified(deliver(link, agent, head.credential()));
