@@ -118,6 +118,11 @@ public class NixlConnectProperties implements Validator {
                         + embedded.getMaxConnections() + "), such as "
                         + EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS + " (the default)");
             }
+            if (embedded.getMaxRangesPerRequest() < 1
+                    || embedded.getMaxRangesPerRequest() > EmbeddedSettings.MAX_RANGES_PER_REQUEST) {
+                errors.rejectValue("maxRangesPerRequest", "outOfRange", "must be between 1 and "
+                        + EmbeddedSettings.MAX_RANGES_PER_REQUEST + " (the default)");
+            }
         } else if (target instanceof Limits limits) {
             if (limits.getMaxInFlightOperations() < 1) {
                 errors.rejectValue("maxInFlightOperations", "notPositive", "must be at least 1, such as 4096 (the default)");
@@ -311,6 +316,13 @@ public class NixlConnectProperties implements Validator {
         /** Connections the server holds at once from one remote address (at most max-connections). */
         private int maxConnectionsPerAddress = EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
 
+        /**
+         * Most ranges the server takes in one request (1 to 1048576, the protocol's limit and the default); a request
+         * of more is refused with an error naming this property. Every request's ranges must also arrive within
+         * read-timeout.
+         */
+        private int maxRangesPerRequest = EmbeddedSettings.DEFAULT_MAX_RANGES_PER_REQUEST;
+
         public String getBindAddress() {
             return bindAddress;
         }
@@ -397,6 +409,14 @@ public class NixlConnectProperties implements Validator {
 
         public int getMaxConnectionsPerAddress() {
             return maxConnectionsPerAddress;
+        }
+
+        public int getMaxRangesPerRequest() {
+            return maxRangesPerRequest;
+        }
+
+        public void setMaxRangesPerRequest(int maxRangesPerRequest) {
+            this.maxRangesPerRequest = maxRangesPerRequest;
         }
 
         public void setMaxConnectionsPerAddress(int maxConnectionsPerAddress) {

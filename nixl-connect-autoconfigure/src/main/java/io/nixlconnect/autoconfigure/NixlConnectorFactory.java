@@ -106,7 +106,8 @@ final class NixlConnectorFactory {
                 .withSharedSecret(secret == null || secret.isBlank() ? null : secret)
                 .withSslContext(sslContext(embedded.getSsl().getBundle(), sslBundles))
                 .withTimeouts(embedded.getIdleTimeout(), embedded.getReadTimeout())
-                .withServerConnectionLimits(embedded.getMaxConnections(), embedded.getMaxConnectionsPerAddress());
+                .withServerConnectionLimits(embedded.getMaxConnections(), embedded.getMaxConnectionsPerAddress())
+                .withMaxRangesPerRequest(embedded.getMaxRangesPerRequest());
     }
 
     /** The named bundle's SSL context; null when no bundle is named. */

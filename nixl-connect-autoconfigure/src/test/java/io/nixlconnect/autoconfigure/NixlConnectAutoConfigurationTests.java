@@ -66,6 +66,7 @@ class NixlConnectAutoConfigurationTests {
                 "nixl.connect.limits.max-in-flight-operations=7", "nixl.connect.limits.max-metadata-size=2MB",
                 "nixl.connect.embedded.advertised-address=10.1.2.3", "nixl.connect.embedded.max-connections-per-peer=3",
                 "nixl.connect.embedded.same-host-copy=false", "nixl.connect.embedded.tcp-streams=4",
+                "nixl.connect.embedded.max-ranges-per-request=4096",
                 "nixl.connect.nixl.backends=UCX,GDS", "nixl.connect.nixl.progress-thread-delay=250us",
                 "nixl.connect.nixl.backend-parameters.num_threads=4", "nixl.connect.nixl.library-path=/opt/nixl/lib",
                 "nixl.connect.cuda.device-id=3", "nixl.connect.cuda.required=false",
@@ -82,6 +83,7 @@ class NixlConnectAutoConfigurationTests {
             assertThat(embedded.maxConnectionsPerPeer()).isEqualTo(3);
             assertThat(embedded.sameHostCopy()).isFalse();
             assertThat(embedded.tcpStreams()).isEqualTo(4);
+            assertThat(embedded.maxRangesPerRequest()).isEqualTo(4096);
             NixlConnectProperties properties = context.getBean(NixlConnectProperties.class);
             // backend=embedded leaves NIXL out of the list; its settings map all the same.
             NixlSettings nixl = NixlConnectorFactory.nixl(properties.getNixl());
@@ -109,6 +111,7 @@ class NixlConnectAutoConfigurationTests {
             assertThat(embedded.sameHostCopy()).isTrue();
             assertThat(properties.getEmbedded().isSameHostCopy()).isEqualTo(EmbeddedSettings.defaults().sameHostCopy());
             assertThat(embedded.tcpStreams()).isEqualTo(EmbeddedSettings.DEFAULT_TCP_STREAMS);
+            assertThat(embedded.maxRangesPerRequest()).isEqualTo(EmbeddedSettings.DEFAULT_MAX_RANGES_PER_REQUEST);
             assertThat(options.operationTimeout()).isEqualTo(Duration.ofSeconds(30));
             assertThat(options.passiveTimeout()).isEqualTo(Duration.ofSeconds(60));
             assertThat(options.maxInFlightOperations()).isEqualTo(4096);

@@ -50,6 +50,8 @@ class NixlConnectFailureAnalysisTests {
                         + "over; 1: one connection), such as " + EmbeddedSettings.DEFAULT_TCP_STREAMS + " (the default)");
         assertThat(rejected("nixl.connect.embedded.tcp-streams=17")).singleElement().asString()
                 .startsWith("nixl.connect.embedded.tcpStreams: must be between 1 and 16");
+        assertThat(rejected("nixl.connect.embedded.max-ranges-per-request=0")).containsExactly(
+                "nixl.connect.embedded.maxRangesPerRequest: must be between 1 and 1048576 (the default)");
         assertThat(rejected("nixl.connect.nixl.progress-thread-delay=-1ms")).singleElement().asString()
                 .startsWith("nixl.connect.nixl.progressThreadDelay: must be zero or positive when set");
     }

@@ -51,6 +51,7 @@ class NixlConnectPropertiesTests {
         assertThat(properties.getEmbedded().getReadTimeout()).isEqualTo(embedded.readTimeout());
         assertThat(properties.getEmbedded().getMaxConnections()).isEqualTo(embedded.maxServerConnections());
         assertThat(properties.getEmbedded().getMaxConnectionsPerAddress()).isEqualTo(embedded.maxConnectionsPerAddress());
+        assertThat(properties.getEmbedded().getMaxRangesPerRequest()).isEqualTo(embedded.maxRangesPerRequest());
         assertThat(properties.getLimits().getMaxDescriptors()).isEqualTo(library.maxDescriptors());
 
         assertThat(properties.getNixl().getLibraryPath()).isNull();
@@ -88,6 +89,8 @@ class NixlConnectPropertiesTests {
                 .isEqualTo(EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER);
         assertThat(defaults.get("nixl.connect.embedded.tcp-streams").asInt())
                 .isEqualTo(EmbeddedSettings.DEFAULT_TCP_STREAMS);
+        assertThat(defaults.get("nixl.connect.embedded.max-ranges-per-request").asInt())
+                .isEqualTo(EmbeddedSettings.DEFAULT_MAX_RANGES_PER_REQUEST);
         assertThat(defaults.get("nixl.connect.embedded.idle-timeout").asString())
                 .isEqualTo(EmbeddedSettings.DEFAULT_IDLE_TIMEOUT.toSeconds() + "s");
         assertThat(defaults.get("nixl.connect.embedded.read-timeout").asString())

@@ -247,6 +247,30 @@ final class EmbeddedAgent implements TransportAgent {
         return window;
     }
 
+    /** Memory a revoked reader might still reach (EmbeddedWindow): freed only when this agent closes. */
+    private final List<AutoCloseable> kept = new ArrayList<>();
+
+    /** Holds {@code memory} until this agent closes; closes it at once if it has. */
+    void keepUntilClosed(AutoCloseable memory) {
+        synchronized (kept) {
+            if (!closed) {
+                kept.add(memory);
+                return;
+            }
+        }
+        closeKept(List.of(memory));
+    }
+
+    private static void closeKept(List<AutoCloseable> memories) {
+        for (AutoCloseable memory : memories) {
+            try {
+                memory.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("Freeing memory kept for a revoked same-host reader failed", e);
+            }
+        }
+    }
+
     void windowClosed(EmbeddedWindow window) {
         windowsByNotification.remove(window.notification(), window);
     }
@@ -294,10 +318,12 @@ final class EmbeddedAgent implements TransportAgent {
 
     @Override
     public void close() {
-        if (closed) {
-            return;
+        synchronized (kept) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
         List<EmbeddedTransfer> inFlight = new ArrayList<>();
         synchronized (transfersLock) {
             for (EmbeddedTransfer transfer = firstTransfer; transfer != null; transfer = transfer.nextInAgent) {
@@ -312,6 +338,12 @@ final class EmbeddedAgent implements TransportAgent {
         }
         registered.clear();
         remotes.clear();
+        List<AutoCloseable> toFree;
+        synchronized (kept) {
+            toFree = List.copyOf(kept);
+            kept.clear();
+        }
+        closeKept(toFree);
         transport.agentClosed(this);
     }
 }

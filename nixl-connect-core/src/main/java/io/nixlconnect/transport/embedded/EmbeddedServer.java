@@ -28,10 +28,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Under hostile load it holds its limits: at most {@code maxServerConnections} connections and
  * {@code maxConnectionsPerAddress} from one address; a connection that waits for its next request (or its
- * authentication) longer than {@code idleTimeout}, or makes no progress for {@code readTimeout} in the middle
- * of one, is closed. When a limit is reached, the connection that has waited longest for a request is closed
- * to make room, so idle or trickling connections cannot lock out a peer that actually sends requests; only a
- * connection in the middle of a request is never evicted.
+ * authentication) longer than {@code idleTimeout}, that has not authenticated within {@code readTimeout}, whose
+ * request's ranges have not all arrived within {@code readTimeout}, or that makes no progress for
+ * {@code readTimeout} in the middle of a request, is closed. When a limit is reached, the connection that has
+ * waited longest for a request is closed to make room, so idle or trickling connections cannot lock out a peer
+ * that actually sends requests. Only a connection whose request named a live window's credential is "in the
+ * middle of a request" and never evicted: authenticating, sending a request's bounded head, or sending the ranges
+ * of a refused request, a connection still counts as waiting.
  */
 final class EmbeddedServer {
 
@@ -192,9 +195,17 @@ final class EmbeddedServer {
             long now = System.nanoTime();
             for (Connection connection : connections) {
                 long since = connection.waitingSince;
+                long rangesDeadline = connection.rangesDeadline;
+                String why = null;
                 if (since != Connection.BUSY ? now - since > idle : now - connection.lastProgress() > read) {
-                    log.debug("Embedded transport: closing a connection from {} that {}", connection.address,
-                            since != Connection.BUSY ? "waited too long for a request" : "stalled mid-request");
+                    why = since != Connection.BUSY ? "waited too long for a request" : "stalled mid-request";
+                } else if (rangesDeadline != 0 && now - rangesDeadline > 0) {
+                    why = "sent a request's ranges slower than the read timeout allows";
+                } else if (connection.link == null && now - connection.acceptedAt > read) {
+                    why = "did not authenticate within the read timeout";
+                }
+                if (why != null) {
+                    log.debug("Embedded transport: closing a connection from {} that {}", connection.address, why);
                     connection.abort();
                 }
             }
@@ -221,7 +232,14 @@ final class EmbeddedServer {
                     Wire.writeError(link, e.getMessage()); // version 1 reads responses the same way
                     return;
                 }
-                if (!more || !connection.beginRequest()) {
+                if (!more) {
+                    return;
+                }
+                if (head.count() > settings.maxRangesPerRequest()) {
+                    // The same answer whatever the credential; the ranges are left unread, so the connection goes.
+                    Wire.writeError(link, "request of " + head.count() + " ranges refused: this peer takes at most "
+                            + settings.maxRangesPerRequest() + " ranges per request (embedded setting "
+                            + "maxRangesPerRequest, nixl.connect.embedded.max-ranges-per-request)");
                     return;
                 }
                 if (!handle(connection, link, head)) {
@@ -246,8 +264,13 @@ final class EmbeddedServer {
     private boolean handle(Connection connection, Link link, Wire.Head head) throws IOException {
         EmbeddedAgent agent = transport.agent(head.agent());
         return switch (head.type()) {
+            // NOTIFY and IDENTIFY read nothing more and answer at once: the connection still counts as waiting.
             case Wire.NOTIFY -> {
-                connection.notified(deliver(link, agent, head.credential()));
+                EmbeddedWindow notified = deliver(link, agent, head.credential());
+                if (notified != null) {
+                    connection.served();
+                }
+                connection.notified(notified);
                 yield true;
             }
             // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
@@ -299,8 +322,11 @@ final class EmbeddedServer {
             return head.count() == 0;
         }
         try {
+            if (!connection.beginRequest()) {
+                return false; // evicted meanwhile
+            }
             Ranges ranges = connection.ranges.reset(window, false);
-            if (!Wire.readRanges(link, head.count(), ranges)) {
+            if (!connection.readRanges(link, head.count(), ranges)) {
                 refuse(link, access);
                 return false;
             }
@@ -344,9 +370,13 @@ final class EmbeddedServer {
             return head.count() == 0;
         }
         boolean copied;
+        boolean revoked;
         try {
+            if (!connection.beginRequest()) {
+                return false; // evicted meanwhile
+            }
             Ranges ranges = connection.ranges.reset(window, false);
-            if (!Wire.readRanges(link, head.count(), ranges)) {
+            if (!connection.readRanges(link, head.count(), ranges)) {
                 refuse(link, TransferOp.READ);
                 return false;
             }
@@ -356,17 +386,27 @@ final class EmbeddedServer {
                     declined = "GPU memory is staged through the socket";
                 }
             }
+            // Writes while granted hold the link's monitor: a close may write a revocation on it (EmbeddedWindow#revoke).
             if (declined != null) {
-                Wire.writeDeclined(link, declined);
+                synchronized (link) {
+                    Wire.writeDeclined(link, declined);
+                }
                 return true;
             }
             connection.started(window); // from here the peer may copy from the window
-            Wire.writeGrant(link, SameHostIdentity.self().pid());
-            // Blocks until the peer has finished copying (or its process, and so its connection, is gone);
-            // closing the window meanwhile waits for this, as the peer's copy cannot be cut off from here.
+            synchronized (link) {
+                Wire.writeGrant(link, SameHostIdentity.self().pid());
+            }
+            // Blocks until the peer has finished copying or stopped (or its process, and so its connection, is
+            // gone); closing the window meanwhile revokes the grant, and the peer stops at its next chunk.
             copied = Wire.readCopyOutcome(link);
         } finally {
-            window.exit(link, true);
+            synchronized (link) {
+                revoked = window.exit(link, true);
+            }
+        }
+        if (revoked) {
+            return false; // the peer was told its grant is revoked: nothing more is said on this connection
         }
         if (copied) {
             connection.notified(deliver(link, agent, head.credential()));
@@ -398,6 +438,11 @@ final class EmbeddedServer {
         boolean claimed = false;
         boolean moved = false;
         try {
+            // A live window's credential makes this connection busy (not evicted); a refused request's ranges and
+            // bytes (bounded: INLINE_MAX_RANGES, INLINE_MAX_BYTES) are read while it still counts as waiting.
+            if (window != null && !connection.beginRequest()) {
+                return false; // evicted meanwhile
+            }
             Ranges ranges = readInlineRanges(connection, link, window, head);
             claimed = !ranges.refused && window.claim();
             if (!claimed) {
@@ -406,7 +451,7 @@ final class EmbeddedServer {
                     window = null;
                 }
                 if (access == TransferOp.WRITE) {
-                    Wire.discard(link, ranges.total);
+                    connection.discard(link, ranges.total);
                 }
                 refuse(link, access);
                 return true;
@@ -452,7 +497,7 @@ final class EmbeddedServer {
     private static Ranges readInlineRanges(Connection connection, Link link, EmbeddedWindow window, Wire.Head head)
             throws IOException {
         Ranges ranges = connection.ranges.reset(window, true);
-        Wire.readRanges(link, head.count(), ranges);
+        connection.readRanges(link, head.count(), ranges);
         if (ranges.total > Wire.INLINE_MAX_BYTES) {
             throw new Wire.ProtocolException("inline request of more than " + Wire.INLINE_MAX_BYTES + " bytes");
         }
@@ -613,7 +658,10 @@ final class EmbeddedServer {
         final InetAddress address;
         final AtomicInteger state = new AtomicInteger(WAITING);
         final CountDownLatch gone = new CountDownLatch(1);
-        volatile long waitingSince = System.nanoTime();
+        final long acceptedAt = System.nanoTime();
+        volatile long waitingSince = acceptedAt;
+        /** While a request's ranges (and a refused inline WRITE's bytes) are read: when they must all be in; else 0. */
+        volatile long rangesDeadline;
         volatile Link link;
         /** Windows this connection started to read or write and has not notified: if it drops, that peer is gone. */
         final Set<EmbeddedWindow> unfinished = ConcurrentHashMap.newKeySet();
@@ -661,9 +709,22 @@ final class EmbeddedServer {
             }
         }
 
+        /**
+         * Between requests. The idle clock restarts only after a request that named a live window's credential: a
+         * peer sending refused requests (or IDENTIFYs) keeps the age it had, and is evicted and timed out by it.
+         */
         void awaitRequest() {
-            waitingSince = System.nanoTime();
-            state.compareAndSet(IN_REQUEST, WAITING);
+            if (state.get() == IN_REQUEST) {
+                waitingSince = System.nanoTime();
+                state.compareAndSet(IN_REQUEST, WAITING);
+            }
+        }
+
+        /** A request that stays "waiting" (a NOTIFY) was served: the idle clock restarts. */
+        void served() {
+            if (state.get() == WAITING) {
+                waitingSince = System.nanoTime();
+            }
         }
 
         /** Marks the connection busy; false if it was chosen for eviction meanwhile. */
@@ -677,6 +738,35 @@ final class EmbeddedServer {
 
         boolean evict() {
             return state.compareAndSet(WAITING, EVICTED);
+        }
+
+        /**
+         * Reads a request's ranges as {@link Wire#readRanges} does, all within the read timeout from now: however
+         * many there are, reading and checking them is charged against it, so ranges that trickle in (one byte every
+         * few seconds still counts as progress) or a request too large to check in time cannot hold the connection.
+         */
+        boolean readRanges(Link link, int count, Wire.RangeSink sink) throws IOException {
+            rangesDeadline = deadline();
+            try {
+                return Wire.readRanges(link, count, sink);
+            } finally {
+                rangesDeadline = 0;
+            }
+        }
+
+        /** Reads and drops a refused inline WRITE's bytes, within the read timeout as for ranges. */
+        void discard(Link link, long length) throws IOException {
+            rangesDeadline = deadline();
+            try {
+                Wire.discard(link, length);
+            } finally {
+                rangesDeadline = 0;
+            }
+        }
+
+        private long deadline() {
+            long deadline = System.nanoTime() + settings.readTimeout().toNanos();
+            return deadline == 0 ? 1 : deadline;
         }
 
         long lastProgress() {

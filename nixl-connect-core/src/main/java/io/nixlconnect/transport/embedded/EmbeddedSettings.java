@@ -32,10 +32,15 @@ import javax.net.ssl.SSLContext;
  *                                 side) is striped over, 1 to {@value #MAX_TCP_STREAMS}, default
  *                                 {@value #DEFAULT_TCP_STREAMS}; 1: one connection per transfer. Never more than
  *                                 the peer's pool ({@link #maxConnectionsPerPeer}) has free when it starts
+ * @param maxRangesPerRequest      most ranges the server takes in one request (1 to {@value #MAX_RANGES_PER_REQUEST},
+ *                                 the protocol's limit and the default); a request of more is refused with an error
+ *                                 naming this setting. A request's ranges must also all arrive, and be checked,
+ *                                 within {@link #readTimeout}
  */
 public record EmbeddedSettings(String bindAddress, int port, String advertisedAddress, int maxConnectionsPerPeer,
         String sharedSecret, SSLContext sslContext, Duration idleTimeout, Duration readTimeout,
-        int maxServerConnections, int maxConnectionsPerAddress, boolean sameHostCopy, int tcpStreams)
+        int maxServerConnections, int maxConnectionsPerAddress, boolean sameHostCopy, int tcpStreams,
+        int maxRangesPerRequest)
         implements TransportSettings {
 
     /** The backend's name. */
@@ -62,6 +67,10 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     public static final int DEFAULT_TCP_STREAMS = 2;
     /** Most {@link #tcpStreams} accepted. */
     public static final int MAX_TCP_STREAMS = 16;
+    /** Most (and default) {@link #maxRangesPerRequest}: the protocol's limit on one request's ranges. */
+    public static final int MAX_RANGES_PER_REQUEST = Wire.MAX_RANGES;
+    /** Default for {@link #maxRangesPerRequest}. */
+    public static final int DEFAULT_MAX_RANGES_PER_REQUEST = MAX_RANGES_PER_REQUEST;
     /** Shortest accepted {@link #sharedSecret}, in bytes. */
     public static final int MIN_SHARED_SECRET_LENGTH = 16;
 
@@ -93,6 +102,10 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
             throw new IllegalArgumentException("tcpStreams must be 1.." + MAX_TCP_STREAMS
                     + " (connections one large transfer is striped over; 1: one connection), was " + tcpStreams);
         }
+        if (maxRangesPerRequest < 1 || maxRangesPerRequest > MAX_RANGES_PER_REQUEST) {
+            throw new IllegalArgumentException("maxRangesPerRequest must be 1.." + MAX_RANGES_PER_REQUEST + ", was "
+                    + maxRangesPerRequest);
+        }
     }
 
     private static void requirePositive(Duration duration, String name) {
@@ -104,25 +117,25 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     /** These settings with peers authenticated by {@code secret} (null: none). */
     public EmbeddedSettings withSharedSecret(String secret) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, secret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
 
     /** These settings with every connection over TLS from {@code context} (null: plain TCP). */
     public EmbeddedSettings withSslContext(SSLContext context) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, context,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
 
     /** These settings with the server's timeouts. */
     public EmbeddedSettings withTimeouts(Duration idle, Duration read) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idle, read, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
+                idle, read, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
 
     /** These settings with the server's connection limits. */
     public EmbeddedSettings withServerConnectionLimits(int maxConnections, int maxPerAddress) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxConnections, maxPerAddress, sameHostCopy, tcpStreams);
+                idleTimeout, readTimeout, maxConnections, maxPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
 
     /** Never prints the secret. */
@@ -133,7 +146,7 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
                 + (sharedSecret == null ? "none" : "(set)") + ", tls=" + (sslContext != null) + ", idleTimeout="
                 + idleTimeout + ", readTimeout=" + readTimeout + ", maxServerConnections=" + maxServerConnections
                 + ", maxConnectionsPerAddress=" + maxConnectionsPerAddress + ", sameHostCopy=" + sameHostCopy
-                + ", tcpStreams=" + tcpStreams + "]";
+                + ", tcpStreams=" + tcpStreams + ", maxRangesPerRequest=" + maxRangesPerRequest + "]";
     }
 
     /**
@@ -143,34 +156,34 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     public static EmbeddedSettings defaults() {
         return new EmbeddedSettings(DEFAULT_BIND_ADDRESS, DEFAULT_PORT, null, DEFAULT_MAX_CONNECTIONS_PER_PEER, null,
                 null, DEFAULT_IDLE_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_MAX_SERVER_CONNECTIONS,
-                DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, true, DEFAULT_TCP_STREAMS);
+                DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, true, DEFAULT_TCP_STREAMS, DEFAULT_MAX_RANGES_PER_REQUEST);
     }
 
     public EmbeddedSettings withBindAddress(String address) {
         return new EmbeddedSettings(address, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
 
     public EmbeddedSettings withPort(int newPort) {
         return new EmbeddedSettings(bindAddress, newPort, advertisedAddress, maxConnectionsPerPeer, sharedSecret,
-                sslContext, idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
+                sslContext, idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
 
     /** {@code null} or blank: advertise the bind address (or this host's, for a wildcard bind). */
     public EmbeddedSettings withAdvertisedAddress(String address) {
         return new EmbeddedSettings(bindAddress, port, address, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
 
     public EmbeddedSettings withMaxConnectionsPerPeer(int max) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, max, sharedSecret, sslContext, idleTimeout,
-                readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams);
+                readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
 
     /** Same-host copy allowed (the default) or every transfer kept on TCP. */
     public EmbeddedSettings withSameHostCopy(boolean allowed) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, allowed, tcpStreams);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, allowed, tcpStreams, maxRangesPerRequest);
     }
 
     /**
@@ -180,7 +193,13 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
      */
     public EmbeddedSettings withTcpStreams(int streams) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, streams);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, streams, maxRangesPerRequest);
+    }
+
+    /** The server takes at most {@code max} ranges in one request (see {@link #maxRangesPerRequest}). */
+    public EmbeddedSettings withMaxRangesPerRequest(int max) {
+        return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, max);
     }
 
     @Override

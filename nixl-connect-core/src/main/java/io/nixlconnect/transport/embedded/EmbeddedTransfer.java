@@ -458,9 +458,14 @@ final class EmbeddedTransfer implements TransferHandle {
         }
         path = SameHostPeer.CROSS_MEMORY_ATTACH;
         try {
+            // The peer says nothing while it grants, unless it revokes the grant (its operation closed): checked
+            // before every chunk and after the last, so no copy goes on from memory the peer may free and reuse.
             for (int i = 0; i < lengths.length; i++) {
                 CrossMemoryAttach.read((int) grant.pid(), local.get(i).address(), remoteAddresses[i], lengths[i],
-                        () -> cancelled);
+                        () -> cancelled || ch.hasUnreadInput());
+            }
+            if (ch.hasUnreadInput()) {
+                throw new IOException("revoked");
             }
         } catch (CrossMemoryAttach.CopyException e) {
             // The kernel refused (permissions changed) or a range is unmapped: report, then stream instead.
@@ -471,6 +476,12 @@ final class EmbeddedTransfer implements TransferHandle {
             }
             path = null;
             return false;
+        } catch (IOException e) {
+            if (cancelled || !ch.hasUnreadInput()) {
+                throw e;
+            }
+            Wire.writeCopyOutcome(ch, false); // bytes copied so far are not this transfer's: it fails
+            throw new TransportException(describe() + " failed: " + Wire.readResponse(ch));
         }
         Wire.writeCopyOutcome(ch, true);
         expectOk(ch, ": data read, but the notification was refused: ");

@@ -15,16 +15,27 @@ import java.util.concurrent.TimeUnit;
 /**
  * Regions one passive operation exposes. The server {@link #enter enters} a window before touching its
  * memory and {@link #exit exits} after; {@link #close()} refuses new entries, aborts the connections
- * streaming inside, waits for the peers it granted a direct copy (cross-memory attach: closing their
- * connection would not stop their copy) to report, and only then returns, so the owner may free the memory.
+ * streaming inside and waits for their threads to leave, and revokes every direct-copy grant (cross-memory
+ * attach: closing a reader's connection would not stop its copy): it tells each granted reader on its connection,
+ * and the reader checks between chunks and stops. A reader that has not answered within {@link #REVOKE_WAIT_NANOS}
+ * has its connection closed and the memory is not released to the owner but kept until the agent closes
+ * ({@link #releasedWithoutNotification()}), so no granted copy can read memory the owner freed and reused.
  */
 final class EmbeddedWindow implements PassiveWindow {
 
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** How long a close waits for a granted reader to stop after being told of the revocation (it checks every chunk). */
+    static final long REVOKE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final EmbeddedAgent agent;
     private final TransferOp access;
-    private final List<MemoryRegion> regions;
+    /**
+     * The regions sorted by start address, and for each index the region reaching furthest of those up to it: a range
+     * lies in some region iff it lies in the furthest-reaching one among those starting at or before it, so each
+     * lookup is one binary search (a request's ranges cost ranges × log(regions), not ranges × regions).
+     */
+    private final long[] starts;
+    private final MemoryRegion[] furthestUpTo;
     private final NotificationKey notification;
     /** The one {@link #onNotified} listener; {@link #ENDED} once told (or the window ended without one). */
     private volatile EndListener listener;
@@ -38,7 +49,11 @@ final class EmbeddedWindow implements PassiveWindow {
     // by identity is exact. Guarded by this.
     private Link inside;
     private List<Link> moreInside;
-    private int granted;
+    /** Connections of peers granted a direct copy that have not reported yet, and those told of a revocation. */
+    private final List<Link> grants = new ArrayList<>(1);
+    private final List<Link> revoked = new ArrayList<>(1);
+    /** A granted reader did not stop in time when revoked: the memory is kept until the agent closes. */
+    private volatile boolean keptForRevokedReader;
     private final int expected;
     /** Notifications claimed: delivered, or on their way (an inline READ or WRITE still moving its bytes). */
     private int claimed;
@@ -50,7 +65,15 @@ final class EmbeddedWindow implements PassiveWindow {
             int expected) {
         this.agent = agent;
         this.access = access;
-        this.regions = List.copyOf(regions);
+        MemoryRegion[] byStart = regions.toArray(MemoryRegion[]::new);
+        java.util.Arrays.sort(byStart, java.util.Comparator.comparingLong(MemoryRegion::address));
+        this.starts = new long[byStart.length];
+        this.furthestUpTo = new MemoryRegion[byStart.length];
+        for (int i = 0; i < byStart.length; i++) {
+            starts[i] = byStart[i].address();
+            MemoryRegion before = i == 0 ? null : furthestUpTo[i - 1];
+            furthestUpTo[i] = before != null && endOf(before) >= endOf(byStart[i]) ? before : byStart[i];
+        }
         this.notification = notification;
         this.expected = expected;
     }
@@ -70,12 +93,29 @@ final class EmbeddedWindow implements PassiveWindow {
 
     /** The region holding {@code [address, address + length)}, or null. */
     MemoryRegion regionCovering(long address, long length) {
-        for (MemoryRegion region : regions) {
-            if (region.contains(address, length)) {
-                return region;
+        int low = 0;
+        int high = starts.length - 1;
+        int last = -1; // the last region starting at or before address
+        while (low <= high) {
+            int middle = (low + high) >>> 1;
+            if (starts[middle] <= address) {
+                last = middle;
+                low = middle + 1;
+            } else {
+                high = middle - 1;
             }
         }
-        return null;
+        if (last < 0) {
+            return null;
+        }
+        MemoryRegion candidate = furthestUpTo[last];
+        return candidate.contains(address, length) ? candidate : null;
+    }
+
+    /** One past the region's last byte, saturated (a region's address plus length never wraps in practice). */
+    private static long endOf(MemoryRegion region) {
+        long end = region.address() + region.length();
+        return end < region.address() ? Long.MAX_VALUE : end;
     }
 
     synchronized boolean enter(Link link) {
@@ -91,7 +131,7 @@ final class EmbeddedWindow implements PassiveWindow {
             return false;
         }
         if (grant) {
-            granted++;
+            grants.add(link);
         } else if (inside == null) {
             inside = link;
         } else {
@@ -108,24 +148,46 @@ final class EmbeddedWindow implements PassiveWindow {
         exit(link, false);
     }
 
-    synchronized void exit(Link link, boolean grant) {
+    /**
+     * Lets go of {@code link}'s entry; for a grant, whether the grant was revoked meanwhile (the peer was told on
+     * the connection, and the caller must send nothing more on it). A grant's caller holds {@code link}'s monitor,
+     * as {@link #revoke} does, so a revocation is written either before the caller answers or not at all.
+     */
+    synchronized boolean exit(Link link, boolean grant) {
         if (grant) {
-            granted--;
+            grants.remove(link);
+            notifyAll();
+            return revoked.remove(link);
         } else if (inside == link) {
             inside = moreInside == null || moreInside.isEmpty() ? null : moreInside.remove(moreInside.size() - 1);
         } else if (moreInside != null) {
             moreInside.remove(link);
         }
         notifyAll();
+        return false;
     }
 
     /** Already complete, shared: the embedded window is released when {@link #close()} returns. */
     private static final CompletableFuture<Void> RELEASED = CompletableFuture.completedFuture(null);
 
-    /** Complete: {@link #close()} returns only once no server thread is inside and every granted peer reported. */
+    /**
+     * Complete: {@link #close()} returns only once no server thread is inside and every granted peer stopped or lost
+     * its connection; where one did not stop when told, {@link #releasedWithoutNotification()} says so.
+     */
     @Override
     public CompletableFuture<Void> released() {
         return RELEASED;
+    }
+
+    /** Whether a granted reader did not stop when its grant was revoked: the owner must not free the memory. */
+    @Override
+    public boolean releasedWithoutNotification() {
+        return keptForRevokedReader;
+    }
+
+    @Override
+    public void keepUntilAgentCloses(AutoCloseable memory) {
+        agent.keepUntilClosed(memory);
     }
 
     @Override
@@ -263,6 +325,7 @@ final class EmbeddedWindow implements PassiveWindow {
 
     private void shut() {
         List<Link> toAbort;
+        List<Link> toRevoke;
         synchronized (this) {
             if (closed) {
                 return;
@@ -277,30 +340,74 @@ final class EmbeddedWindow implements PassiveWindow {
                     toAbort.addAll(moreInside);
                 }
             }
+            toRevoke = grants.isEmpty() ? List.of() : List.copyOf(grants);
         }
         agent.windowClosed(this);
         for (Link link : toAbort) {
             link.abort(); // unblocks the server thread copying into or out of our memory
         }
+        for (Link link : toRevoke) {
+            revoke(link);
+        }
+        boolean interrupted = awaitLeft(System.nanoTime() + REVOKE_WAIT_NANOS, false);
+        List<Link> unanswered;
         synchronized (this) {
-            long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
-            boolean interrupted = false;
-            while (inside != null || granted > 0) { // inside is null only once moreInside is empty too
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new TransportException(granted > 0
-                            ? "A peer granted a direct copy of a closed window did not report within 30 s"
-                            : "A server thread did not leave a closed window within 30 s");
-                }
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(this, left);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
+            unanswered = grants.isEmpty() ? List.of() : List.copyOf(grants);
+        }
+        if (!unanswered.isEmpty()) {
+            // The reader did not stop: cut it off, and keep the memory, which its copy could still reach.
+            keptForRevokedReader = true;
+            for (Link link : unanswered) {
+                link.abort();
             }
         }
+        interrupted |= awaitLeft(System.nanoTime() + CLOSE_WAIT_NANOS, true);
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Tells a granted reader, on its connection, that its grant is revoked (unless it reported meanwhile). */
+    private void revoke(Link link) {
+        synchronized (link) {
+            synchronized (this) {
+                if (!grants.contains(link)) {
+                    return;
+                }
+                revoked.add(link);
+            }
+            try {
+                Wire.writeRevoked(link);
+            } catch (java.io.IOException e) {
+                link.abort(); // the reader is gone or its connection broken: nothing more can reach it
+            }
+        }
+    }
+
+    /**
+     * Waits until no server thread is inside and (when {@code orThrow}) no grant remains, or (otherwise) the grants
+     * are gone too, until {@code deadline}; past it, throws when {@code orThrow}.
+     *
+     * @return whether the wait was interrupted
+     */
+    private synchronized boolean awaitLeft(long deadline, boolean orThrow) {
+        boolean interrupted = false;
+        while (inside != null || !grants.isEmpty()) { // inside is null only once moreInside is empty too
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                if (!orThrow) {
+                    break;
+                }
+                throw new TransportException(!grants.isEmpty()
+                        ? "A peer granted a direct copy of a closed window kept its connection open after it was cut off"
+                        : "A server thread did not leave a closed window within 30 s");
+            }
+            try {
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        return interrupted;
     }
 }

@@ -111,6 +111,18 @@ abstract class Link implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether bytes have arrived that nobody read yet (the kernel's count, TLS records included): while the peer is
+     * expected to send nothing, that it said something (a revoked grant).
+     */
+    boolean hasUnreadInput() {
+        try {
+            return channel.socket().getInputStream().available() > 0;
+        } catch (IOException | RuntimeException e) {
+            return true; // a broken connection: treat it as revoked
+        }
+    }
+
     /** Closes the socket at once, from any thread; a blocked read or write fails. */
     void abort() {
         try {

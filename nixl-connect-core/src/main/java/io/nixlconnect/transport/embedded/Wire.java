@@ -35,6 +35,9 @@ import java.util.Arrays;
  * READ_GRANT request (credential, ranges as READ) → GRANT: OK pid:long, the window stays pinned
  *            | DECLINED messageLen:short message (use READ) | ERROR (refused as a READ would be)
  *            → the client copies, then sends DONE or ABORTED:byte → response (DONE: after the notification)
+ *            While granted, the server may send REVOKED (ERROR messageLen:short message) at any time: the window
+ *            was closed. The client checks for it between chunks and after its copy, stops, sends ABORTED and
+ *            closes the connection; its transfer fails. The server says nothing more on that connection.
  * </pre>
  *
  * The credential is the passive operation's notification key: a READ or WRITE is served only from the one
@@ -354,6 +357,16 @@ final class Wire {
             return null;
         }
         return new Grant(0, message);
+    }
+
+    /** The revocation of a grant (its window closed), as an ERROR a reader of any version fails on. */
+    static final String REVOKED_MESSAGE = "same-host copy grant revoked: the peer's operation was closed";
+
+    /** Tells a granted peer that its grant is revoked; the caller holds the link's monitor (see EmbeddedWindow). */
+    static void writeRevoked(Link channel) throws IOException {
+        byte[] text = REVOKED_MESSAGE.getBytes(StandardCharsets.US_ASCII);
+        writeFully(channel, ByteBuffer.allocate(3 + text.length).put(ERROR).putShort((short) text.length).put(text)
+                .flip());
     }
 
     static void writeCopyOutcome(Link channel, boolean done) throws IOException {

@@ -33,6 +33,46 @@ class EmbeddedWindowTest {
         return (EmbeddedWindow) agent.openWindow(TransferOp.READ, List.of(region), "0123456789abcdef0123456789abcdef".getBytes());
     }
 
+    /**
+     * Regions are looked up by binary search (a request's ranges cost ranges × log(regions)); the answer must be the
+     * linear scan's, overlapping, nested and shared-start regions included.
+     */
+    @Test
+    void aRangeIsCoveredExactlyWhenSomeRegionHoldsIt() {
+        java.util.Random random = new java.util.Random(23);
+        List<MemoryRegion> regions = new java.util.ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            long start = 0x100000 + random.nextInt(1 << 16) * 16L;
+            long length = i % 10 == 0 ? 1 << 14 : random.nextInt(512); // some long regions span many short ones
+            MemoryRegion region = new MemoryRegion(start, length, MemoryType.DRAM, 0);
+            agent.registerMemory(region);
+            regions.add(region);
+            if (i % 25 == 0) {
+                MemoryRegion sameStart = new MemoryRegion(start, random.nextInt(64), MemoryType.DRAM, 0);
+                agent.registerMemory(sameStart);
+                regions.add(sameStart);
+            }
+        }
+        EmbeddedWindow window = (EmbeddedWindow) agent.openWindow(TransferOp.READ, regions,
+                "00112233445566778899aabbccddeeff".getBytes());
+        int covered = 0;
+        for (int i = 0; i < 50_000; i++) {
+            long address = 0x100000 - 1024 + random.nextInt((1 << 20) + 20_000);
+            long length = i % 7 == 0 ? -1 - random.nextInt(4) : random.nextInt(i % 3 == 0 ? 1 << 15 : 600);
+            boolean expected = regions.stream().anyMatch(region -> region.contains(address, length));
+            MemoryRegion found = window.regionCovering(address, length);
+            assertThat(found != null).as("range [%x, +%d)", address, length).isEqualTo(expected);
+            if (found != null) {
+                assertThat(found.contains(address, length)).isTrue();
+                covered++;
+            }
+        }
+        assertThat(covered).isGreaterThan(1000); // the draw hits regions, not only gaps
+        assertThat(window.covers(Long.MIN_VALUE, 1)).isFalse();
+        assertThat(window.covers(Long.MAX_VALUE, 0)).isFalse();
+        window.close();
+    }
+
     @Test
     void aSecondWindowWithTheSameCredentialIsRefusedWithoutNamingIt() {
         String credential = "0123456789abcdef0123456789abcdef";
@@ -66,21 +106,86 @@ class EmbeddedWindowTest {
         assertThat(window.claim()).isFalse();
     }
 
+    /**
+     * A close revokes a grant: the peer is told on its connection and stops (it answers ABORTED), and the close
+     * returns with the memory released. Before, the close waited up to 30 s for the report and then threw.
+     */
     @Test
-    void closeWaitsForAGrantedPeerToReportAndNeverCutsItsConnection() throws Exception {
+    void closeRevokesAGrantAndReturnsOnceThePeerStopped() throws Exception {
         EmbeddedWindow window = window();
-        try (SocketChannel channel = SocketChannel.open(); Link link = Link.plain(channel)) {
-            assertThat(window.enter(link, true)).isTrue();
-            assertThat(window.path()).isEqualTo(SameHostPeer.CROSS_MEMORY_ATTACH);
+        try (GrantedPair pair = new GrantedPair(window)) {
             CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
-            Thread.sleep(300);
-            assertThat(closing).as("close returned while a peer may still be copying").isNotDone();
-            assertThat(channel.isOpen()).as("the granted peer's connection stays up so that it can report").isTrue();
-            assertThat(window.enter(link, true)).as("no new entry once closing").isFalse();
-            window.exit(link, true); // the peer reported: its copy is over
+            assertThat(pair.peerReadsRevocation()).isTrue();
+            pair.peer.write(java.nio.ByteBuffer.wrap(new byte[] {Wire.COPY_ABORTED}));
             closing.get(10, TimeUnit.SECONDS);
+            assertThat(window.releasedWithoutNotification()).isFalse();
+            assertThat(window.enter(pair.link, true)).as("no new entry once closed").isFalse();
         }
         assertThat(window.notified()).isCompletedExceptionally();
+    }
+
+    /**
+     * A granted peer that does not stop when told is cut off after {@link EmbeddedWindow#REVOKE_WAIT_NANOS}, the
+     * close returns without an exception, and the memory is kept until the agent closes instead of released.
+     */
+    @Test
+    void aGrantedPeerThatIgnoresTheRevocationIsCutOffAndTheMemoryKept() throws Exception {
+        EmbeddedWindow window = window();
+        try (GrantedPair pair = new GrantedPair(window)) {
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
+            assertThat(pair.peerReadsRevocation()).isTrue();
+            closing.get(10, TimeUnit.SECONDS); // no answer: cut off after the revoke wait
+            assertThat(pair.link.channel.isOpen()).isFalse();
+            assertThat(window.releasedWithoutNotification()).isTrue();
+            java.util.concurrent.atomic.AtomicBoolean freed = new java.util.concurrent.atomic.AtomicBoolean();
+            window.keepUntilAgentCloses(() -> freed.set(true));
+            assertThat(freed).as("kept while the agent lives").isFalse();
+            agent.close();
+            assertThat(freed).as("freed when the agent closes").isTrue();
+        }
+    }
+
+    /** A granted link on loopback, its server thread (blocked reading the peer's report) simulated. */
+    private static final class GrantedPair implements AutoCloseable {
+        final java.nio.channels.ServerSocketChannel listener = java.nio.channels.ServerSocketChannel.open()
+                .bind(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0));
+        final SocketChannel peer = SocketChannel.open(listener.getLocalAddress());
+        final Link link = Link.plain(listener.accept());
+        final Thread serverThread;
+
+        GrantedPair(EmbeddedWindow window) throws java.io.IOException {
+            assertThat(window.enter(link, true)).isTrue();
+            assertThat(window.path()).isEqualTo(SameHostPeer.CROSS_MEMORY_ATTACH);
+            serverThread = new Thread(() -> {
+                try {
+                    Wire.readCopyOutcome(link);
+                } catch (java.io.IOException cutOff) {
+                    // the close cut the connection
+                } finally {
+                    synchronized (link) {
+                        window.exit(link, true);
+                    }
+                }
+            });
+            serverThread.start();
+        }
+
+        boolean peerReadsRevocation() throws java.io.IOException {
+            java.nio.ByteBuffer answer = java.nio.ByteBuffer.allocate(3 + Wire.REVOKED_MESSAGE.length());
+            peer.socket().setSoTimeout(10_000);
+            java.io.DataInputStream in = new java.io.DataInputStream(peer.socket().getInputStream());
+            in.readFully(answer.array());
+            return answer.get(0) == Wire.ERROR && new String(answer.array(), 3, answer.capacity() - 3,
+                    java.nio.charset.StandardCharsets.US_ASCII).equals(Wire.REVOKED_MESSAGE);
+        }
+
+        @Override
+        public void close() throws Exception {
+            serverThread.join(10_000);
+            link.close();
+            peer.close();
+            listener.close();
+        }
     }
 
     @Test

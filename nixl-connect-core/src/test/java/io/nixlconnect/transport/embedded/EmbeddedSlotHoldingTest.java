@@ -1,0 +1,169 @@
+package io.nixlconnect.transport.embedded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.MemoryType;
+import io.nixlconnect.transport.TransferOp;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+
+/**
+ * Nothing without a live window's credential holds a connection slot: a request's head is bounded and read first,
+ * its credential checked before its ranges, a refused request's ranges are read while the connection still counts
+ * as waiting (evicted first, timed out from its last served request), and every request's ranges must all arrive
+ * within the read timeout, however they trickle.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class EmbeddedSlotHoldingTest {
+
+    /**
+     * Another process holds more connections than the per-address limit, each in the middle of a refused request
+     * whose ranges trickle in a byte at a time. Before, each such connection counted as busy mid-request, never
+     * evicted, and every legitimate read from that address was refused.
+     */
+    @Test
+    void tricklingRefusedRequestsFromAnotherProcessCannotLockOutAPeer() throws Exception {
+        int maxConnections = 48;
+        int perAddress = 32;
+        EmbeddedSettings settings = ServedMemory.loopback().withServerConnectionLimits(maxConnections, perAddress);
+        byte[] content = EmbeddedCredentialTest.random(1 << 16);
+        try (ServedMemory served = new ServedMemory(settings, "victim", TransferOp.READ, content)) {
+            Process attacker = startAttacker(served.port(), 3 * maxConnections, 1, 40, 500);
+            try {
+                awaitLine(attacker, "READY");
+                Thread.sleep(1000); // every head is in and every connection is trickling
+                try (EmbeddedTransport client = EmbeddedTransport.open(ServedMemory.loopback())) {
+                    for (int i = 0; i < 5; i++) {
+                        byte[] credential = ServedMemory.newCredential();
+                        var window = served.agent.openWindow(TransferOp.READ, List.of(new MemoryRegion(served.address,
+                                content.length, MemoryType.DRAM, 0)), credential);
+                        assertThat(EmbeddedHostileLoadTest.read(client, served, credential, content.length))
+                                .isEqualTo(content);
+                        window.notified().get(10, TimeUnit.SECONDS);
+                    }
+                }
+                assertThat(served.transport.server().connectionCount()).isLessThanOrEqualTo(maxConnections);
+            } finally {
+                attacker.destroy();
+                attacker.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** A key holder's ranges that trickle in (each byte is progress) are dropped at the read timeout all the same. */
+    @Test
+    void aRequestsRangesMustAllArriveWithinTheReadTimeout() throws Exception {
+        EmbeddedSettings settings = ServedMemory.loopback().withTimeouts(Duration.ofSeconds(30), Duration.ofMillis(600));
+        try (ServedMemory served = new ServedMemory(settings, "victim", TransferOp.READ, new byte[64]);
+             RawPeer trickling = new RawPeer(served.port())) {
+            trickling.send(RawPeer.head(Wire.READ, 6, served.credential.length, 64)).send(RawPeer.utf8("victim"))
+                    .send(served.credential);
+            boolean closed = false;
+            for (int i = 0; i < 40 && !closed; i++) { // 6 s of one byte every 150 ms: progress ten times a timeout
+                try {
+                    trickling.send(new byte[] {0});
+                } catch (java.io.IOException e) {
+                    closed = true;
+                }
+                closed |= trickling.closedWithin(150);
+            }
+            assertThat(closed).isTrue();
+            assertThat(served.window.notified()).isNotDone(); // dropped before it started on the window
+        }
+    }
+
+    @Test
+    void aRequestOfMoreRangesThanTheSettingAllowsIsRefusedNamingIt() throws Exception {
+        EmbeddedSettings settings = ServedMemory.loopback().withMaxRangesPerRequest(4);
+        try (ServedMemory served = new ServedMemory(settings, "victim", TransferOp.READ, new byte[64])) {
+            long a = served.address;
+            for (byte[] key : List.of(served.credential, ServedMemory.newCredential())) {
+                try (RawPeer peer = new RawPeer(served.port())) {
+                    RawPeer.Answer answer = peer.send(RawPeer.request(Wire.READ, "victim", key, a, 8, a, 8, a, 8, a, 8,
+                            a, 8)).answer();
+                    assertThat(answer.kind()).isEqualTo("ERROR");
+                    assertThat(answer.message()).contains("5 ranges").contains("maxRangesPerRequest");
+                    assertThat(peer.closedWithin(5000)).isTrue();
+                }
+            }
+            try (RawPeer peer = new RawPeer(served.port())) {
+                assertThat(peer.send(RawPeer.request(Wire.READ, "victim", served.credential, a, 8, a, 8, a, 8, a, 8))
+                        .answer()).isEqualTo(RawPeer.Answer.OK);
+            }
+        }
+    }
+
+    /**
+     * The measurement of issue 23 (not a test of speed; run by hand with -Dnixl.measureSlotHolding=true): 1,100
+     * trickling connections from 127.0.0.1 to 127.0.0.5 against the default limits, and how many of a peer's reads
+     * on fresh connections get through meanwhile.
+     */
+    @Test
+    @EnabledIfSystemProperty(named = "nixl.measureSlotHolding", matches = "true")
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void measureAPeerUnderElevenHundredTricklingConnections() throws Exception {
+        byte[] content = EmbeddedCredentialTest.random(1 << 16);
+        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.READ, content)) {
+            Process attacker = startAttacker(served.port(), 1100, 5, 90, 5000);
+            try {
+                awaitLine(attacker, "READY");
+                Thread.sleep(5000);
+                int ok = 0;
+                int failed = 0;
+                long worst = 0;
+                long start = System.nanoTime();
+                while (System.nanoTime() - start < TimeUnit.SECONDS.toNanos(60)) {
+                    try (EmbeddedTransport client = EmbeddedTransport.open(ServedMemory.loopback())) { // fresh connections
+                        byte[] credential = ServedMemory.newCredential();
+                        var window = served.agent.openWindow(TransferOp.READ, List.of(new MemoryRegion(served.address,
+                                content.length, MemoryType.DRAM, 0)), credential);
+                        long began = System.nanoTime();
+                        try {
+                            EmbeddedHostileLoadTest.read(client, served, credential, content.length);
+                            ok++;
+                        } catch (Exception e) {
+                            failed++;
+                            window.close();
+                        }
+                        worst = Math.max(worst, System.nanoTime() - began);
+                    }
+                }
+                System.out.printf("MEASURE slot holding: %d reads ok, %d failed, slowest %d ms, server connections %d%n",
+                        ok, failed, TimeUnit.NANOSECONDS.toMillis(worst), served.transport.server().connectionCount());
+            } finally {
+                attacker.destroy();
+                attacker.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    static Process startAttacker(int port, int connections, int addresses, int seconds, int intervalMillis)
+            throws Exception {
+        return new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m",
+                "-XX:ErrorFile=/dev/null", "-cp", System.getProperty("java.class.path"), SlotHoldingPeer.class.getName(),
+                Integer.toString(port), Integer.toString(connections), Integer.toString(addresses),
+                Integer.toString(seconds), Integer.toString(intervalMillis))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    }
+
+    static void awaitLine(Process process, String prefix) throws Exception {
+        BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        String line;
+        while ((line = lines.readLine()) != null && System.nanoTime() < deadline) {
+            if (line.startsWith(prefix)) {
+                return;
+            }
+        }
+        throw new AssertionError("the attacker process never printed " + prefix);
+    }
+}
