@@ -332,6 +332,14 @@ final class EmbeddedServer {
             }
             connection.started(window); // from here the peer has started on the window
             Wire.writeOk(link);
+            if (ranges.hostMemoryOnly()) { // a block list in gathering or scattering calls, not one per block
+                if (access == TransferOp.READ) {
+                    Wire.sendHostRanges(link, ranges.addresses, ranges.lengths, ranges.size);
+                } else {
+                    Wire.receiveHostRanges(link, ranges.addresses, ranges.lengths, ranges.size);
+                }
+                return true;
+            }
             for (int i = 0; i < ranges.size; i++) {
                 long address = ranges.addresses[i];
                 long length = ranges.lengths[i];
@@ -457,9 +465,12 @@ final class EmbeddedServer {
                 return true;
             }
             connection.unfinished.add(window); // from here the peer has started on the window
-            if (access == TransferOp.READ && ranges.hostMemoryOnly()) {
+            boolean hostMemory = ranges.hostMemoryOnly();
+            if (access == TransferOp.READ && hostMemory) {
                 Wire.writeWithMemory(link, link.scratch(1).put(Wire.OK).flip(), ranges.addresses, ranges.lengths,
                         ranges.size);
+            } else if (hostMemory) {
+                Wire.receiveHostRanges(link, ranges.addresses, ranges.lengths, ranges.size);
             } else {
                 if (access == TransferOp.READ) {
                     Wire.writeOk(link);

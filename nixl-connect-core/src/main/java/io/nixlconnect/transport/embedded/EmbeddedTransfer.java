@@ -329,14 +329,7 @@ final class EmbeddedTransfer implements TransferHandle {
             // The peer has not answered, so it touched no memory: on a reused connection this is worth a retry.
             throw cancelled ? e : new StaleConnectionException(e, false);
         }
-        for (int i = 0; i < lengths.length; i++) {
-            MemoryRegion region = local.get(i);
-            if (read) {
-                Wire.receiveMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
-            } else {
-                Wire.sendMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
-            }
-        }
+        moveLocal(ch, read);
         if (read) {
             Wire.writeRequest(ch, Wire.NOTIFY, peerAgent, notification);
             expectOk(ch, ": data read, but the notification was refused: ");
@@ -404,9 +397,37 @@ final class EmbeddedTransfer implements TransferHandle {
             throw new TransportException(describe() + " refused by the peer: " + refusal);
         }
         if (read) {
-            for (int i = 0; i < lengths.length; i++) {
-                MemoryRegion region = local.get(i);
+            moveLocal(ch, true);
+        }
+    }
+
+    /**
+     * The local side's bytes, in the ranges' order: received ({@code read}) or sent. Host memory as one stream of
+     * scattering reads or gathering writes (a block list costs a call per IOV_MAX blocks, or per what has arrived,
+     * not one per block); GPU memory range by range through the staging buffers.
+     */
+    private void moveLocal(Link ch, boolean read) throws IOException {
+        long[] localAddresses = new long[lengths.length];
+        boolean hostMemory = true;
+        for (int i = 0; i < lengths.length; i++) {
+            MemoryRegion region = local.get(i);
+            localAddresses[i] = region.address();
+            hostMemory &= region.type() == MemoryType.DRAM;
+        }
+        if (hostMemory) {
+            if (read) {
+                Wire.receiveHostRanges(ch, localAddresses, lengths, lengths.length);
+            } else {
+                Wire.sendHostRanges(ch, localAddresses, lengths, lengths.length);
+            }
+            return;
+        }
+        for (int i = 0; i < lengths.length; i++) {
+            MemoryRegion region = local.get(i);
+            if (read) {
                 Wire.receiveMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
+            } else {
+                Wire.sendMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
             }
         }
     }
@@ -459,11 +480,14 @@ final class EmbeddedTransfer implements TransferHandle {
         path = SameHostPeer.CROSS_MEMORY_ATTACH;
         try {
             // The peer says nothing while it grants, unless it revokes the grant (its operation closed): checked
-            // before every chunk and after the last, so no copy goes on from memory the peer may free and reuse.
+            // before every system call and after the last, so no copy goes on from memory the peer may free and reuse.
+            // The whole block list in as few calls as the kernel takes (IOV_MAX iovecs a side), not one per block.
+            long[] localAddresses = new long[lengths.length];
             for (int i = 0; i < lengths.length; i++) {
-                CrossMemoryAttach.read((int) grant.pid(), local.get(i).address(), remoteAddresses[i], lengths[i],
-                        () -> cancelled || ch.hasUnreadInput());
+                localAddresses[i] = local.get(i).address();
             }
+            CrossMemoryAttach.read((int) grant.pid(), localAddresses, remoteAddresses, lengths,
+                    () -> cancelled || ch.hasUnreadInput());
             if (ch.hasUnreadInput()) {
                 throw new IOException("revoked");
             }

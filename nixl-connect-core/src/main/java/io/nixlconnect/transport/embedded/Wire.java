@@ -446,20 +446,75 @@ final class Wire {
      */
     static void writeWithMemory(Link link, ByteBuffer head, long[] addresses, long[] lengths, int count)
             throws IOException {
-        int parts = 1;
+        ByteBuffer[] ranges = hostViews(addresses, lengths, count, 1);
+        ranges[0] = head;
+        link.writeFully(ranges);
+    }
+
+    /**
+     * Streams host memory ranges' bytes to the link in order, in gathering writes: a block list costs one system
+     * call per {@code IOV_MAX} blocks (the JDK splits a longer array), not one per block.
+     */
+    static void sendHostRanges(Link link, long[] addresses, long[] lengths, int count) throws IOException {
+        link.writeFully(hostViews(addresses, lengths, count, 0));
+    }
+
+    /** Receives host memory ranges' bytes from the link in order, in scattering reads (as many blocks a call as have arrived). */
+    static void receiveHostRanges(Link link, long[] addresses, long[] lengths, int count) throws IOException {
+        link.readFully(hostViews(addresses, lengths, count, 0));
+    }
+
+    /**
+     * Direct buffers viewing the first {@code count} ranges in order (zero-length ones skipped, longer ones than
+     * {@link NativeMemory#MAX_VIEW} split), after {@code leading} empty slots for the caller. Neighbouring ranges
+     * share one view, sliced (a slice is plain Java; a view is a JNA call): a block list scattered over a pool costs
+     * a few JNA calls, not one per block. A view may span unlisted memory between ranges; only its slices, each
+     * inside a listed range, are ever read or written.
+     */
+    static ByteBuffer[] hostViews(long[] addresses, long[] lengths, int count, int leading) {
+        int parts = leading;
         for (int i = 0; i < count; i++) {
-            if (lengths[i] > 0) {
-                parts++;
-            }
+            parts += (int) ((lengths[i] + NativeMemory.MAX_VIEW - 1) / NativeMemory.MAX_VIEW);
         }
         ByteBuffer[] buffers = new ByteBuffer[parts];
-        buffers[0] = head;
-        for (int i = 0, part = 1; i < count; i++) {
-            if (lengths[i] > 0) {
-                buffers[part++] = NativeMemory.view(addresses[i], Math.toIntExact(lengths[i]));
+        int part = leading;
+        int i = 0;
+        while (i < count) {
+            if (lengths[i] == 0) {
+                i++;
+                continue;
+            }
+            if (lengths[i] > NativeMemory.MAX_VIEW) { // a range of its own, in views of at most MAX_VIEW
+                for (long done = 0; done < lengths[i]; ) {
+                    int chunk = (int) Math.min(NativeMemory.MAX_VIEW, lengths[i] - done);
+                    buffers[part++] = NativeMemory.view(addresses[i] + done, chunk);
+                    done += chunk;
+                }
+                i++;
+                continue;
+            }
+            // The ranges from i on whose extent stays within one view.
+            long low = addresses[i];
+            long high = addresses[i] + lengths[i];
+            int end = i + 1;
+            while (end < count && lengths[end] <= NativeMemory.MAX_VIEW) {
+                long nextLow = Math.min(low, addresses[end]);
+                long nextHigh = Math.max(high, addresses[end] + lengths[end]);
+                if (nextHigh - nextLow > NativeMemory.MAX_VIEW) {
+                    break;
+                }
+                low = nextLow;
+                high = nextHigh;
+                end++;
+            }
+            ByteBuffer span = NativeMemory.view(low, (int) (high - low));
+            for (; i < end; i++) {
+                if (lengths[i] > 0) {
+                    buffers[part++] = span.slice((int) (addresses[i] - low), (int) lengths[i]);
+                }
             }
         }
-        link.writeFully(buffers);
+        return part == parts ? buffers : Arrays.copyOf(buffers, part);
     }
 
     /** Reads {@code length} bytes and drops them (a refused WRITE_INLINE's data), a scratch buffer at a time. */
