@@ -91,9 +91,11 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
                     descriptors.add(descriptor.metadata());
                 }
             }
+            List<MemoryRegion> registered = registrationRegions(locals);
             cached = hexEncode
-                    ? RdmaMetadata.of(descriptors, connection().metadata(), notificationKey(), operationKind(), true)
-                    : connection().publish(descriptors, notificationKey(), operationKind());
+                    ? RdmaMetadata.of(descriptors, connection().metadata(registered), notificationKey(), operationKind(),
+                            true)
+                    : connection().publish(descriptors, registered, notificationKey(), operationKind());
             if (hexEncode) {
                 hexMetadata = cached;
             } else {
@@ -101,6 +103,31 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
             }
         }
         return cached;
+    }
+
+    /**
+     * The registrations the descriptors lie in, each once (a block list's slices of one pool: one): the agent's
+     * metadata needs to describe these only.
+     */
+    private static List<MemoryRegion> registrationRegions(List<Descriptor> locals) {
+        if (locals.size() == 1) {
+            return List.of(locals.get(0).registrationRegion());
+        }
+        List<MemoryRegion> regions = new ArrayList<>(1);
+        java.util.Set<MemoryRegion> seen = null;
+        for (Descriptor descriptor : locals) {
+            MemoryRegion region = descriptor.registrationRegion();
+            if (!regions.isEmpty() && regions.get(regions.size() - 1) == region) {
+                continue; // the common case, checked without hashing
+            }
+            if (seen == null) {
+                seen = new java.util.HashSet<>();
+            }
+            if (seen.add(region)) {
+                regions.add(region);
+            }
+        }
+        return regions;
     }
 
     /** How many peers' notifications complete this operation: 1, or the readers of a fan-out readable. */

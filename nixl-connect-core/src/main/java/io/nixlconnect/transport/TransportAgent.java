@@ -48,6 +48,22 @@ public interface TransportAgent extends AutoCloseable {
     }
 
     /**
+     * This agent's metadata for a peer whose transfers stay within {@code registered} (regions registered through
+     * {@link #registerMemory}, as registered): a backend whose metadata describes every registration (NIXL's carries
+     * each one's key) may leave the others out, so that an operation's metadata does not grow with what else is
+     * registered. Default: {@link #localMetadata()}. A backend that overrides it overrides {@link
+     * #localMetadataEquals(byte[], List)} too.
+     */
+    default byte[] localMetadata(List<MemoryRegion> registered) {
+        return localMetadata();
+    }
+
+    /** Whether {@link #localMetadata(List)} would return bytes equal to {@code known} now. Default: {@link #localMetadataEquals(byte[])}. */
+    default boolean localMetadataEquals(byte[] known, List<MemoryRegion> registered) {
+        return localMetadataEquals(known);
+    }
+
+    /**
      * Loads a peer from its metadata, so transfers can target it. Idempotent and cheap when the same metadata is
      * already loaded; metadata that changed (the peer restarted) replaces the peer of that name. The agent owns
      * the peer's lifetime: it keeps it loaded at least while transfers to it are in flight, and unloads it when it

@@ -65,6 +65,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final Map<String, LongAdder> transfersByBackend = new ConcurrentHashMap<>();
     private final NixlPeers peers = new NixlPeers(this);
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
+    /** The live registrations by region, for metadata that describes only an operation's regions. */
+    private final Map<MemoryRegion, NixlRegistration> registrationsByRegion = new ConcurrentHashMap<>();
+    /** Header, agent name and connection info of this agent's metadata (fixed once its backends exist). */
+    private volatile byte[] connectionPart;
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
     /** How many of {@link #inFlight} their waiting threads poll (see {@link #pollOnWaitingThread}). */
     private final AtomicInteger polledByWaitingThreads = new AtomicInteger();
@@ -235,6 +239,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
             }
             NixlRegistration registration = new NixlRegistration(this, region, dlist[0]);
             registrations.add(registration);
+            registrationsByRegion.put(region, registration);
             return registration;
         } finally {
             lifecycle.readLock().unlock();
@@ -245,6 +250,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     void deregister(NixlRegistration registration, long dlist) {
         lifecycle.readLock().lock();
         try {
+            registrationsByRegion.remove(registration.region(), registration);
             if (!registrations.remove(registration) || agent == 0) {
                 return;
             }
@@ -278,6 +284,56 @@ final class NixlAgentCore implements ProgressLoop.Work {
             }
         } finally {
             lifecycle.readLock().unlock();
+        }
+    }
+
+    /**
+     * This agent's metadata with only the memory sections of {@code registered} (regions registered through {@link
+     * #register}), and its connection info: what a peer needs for an operation within them, the same size however
+     * many other regions the agent holds (NIXL's full metadata carries every registration's key: 220 KB with 5,000
+     * registered). Assembled in Java from the connection part (read once) and each registration's sections (read once
+     * per registration, with {@code nixl_capi_get_local_partial_md}, whose output lacks connection info). Falls back
+     * to the full metadata for a region it does not hold a registration of.
+     */
+    byte[] localMetadata(List<MemoryRegion> registered) {
+        lifecycle.readLock().lock();
+        try {
+            ensureOpen();
+            List<NixlMetadataFormat.Section> sections = new ArrayList<>();
+            for (MemoryRegion region : registered) {
+                if (region.length() == 0) {
+                    continue; // never registered with NIXL: nothing to describe
+                }
+                NixlRegistration registration = registrationsByRegion.get(region);
+                if (registration == null) {
+                    return localMetadata();
+                }
+                List<NixlMetadataFormat.Section> known = registration.sections();
+                if (known == null) {
+                    known = NixlMetadataFormat.sections(partialMetadata(registration.dlist()));
+                    registration.sections(known);
+                }
+                sections.addAll(known);
+            }
+            byte[] connections = connectionPart;
+            if (connections == null) {
+                connectionPart = connections = NixlMetadataFormat.connectionPart(localMetadata());
+            }
+            return NixlMetadataFormat.assemble(connections, sections);
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+    }
+
+    /** NIXL's partial metadata of one registration's descriptor list (its sections; no connection info). */
+    private byte[] partialMetadata(long dlist) {
+        long[] data = new long[1];
+        long[] len = new long[1];
+        check(NixlCapi.nixl_capi_get_local_partial_md(agent, dlist, data, len, 0), "get partial local metadata");
+        try {
+            return new Pointer(data[0]).getByteArray(0, Math.toIntExact(len[0]));
+        } finally {
+            Native.free(data[0]);
         }
     }
 
@@ -729,6 +785,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 deregisterNative(registration.region(), registration.dlist());
             }
             registrations.clear();
+            registrationsByRegion.clear();
             peers.invalidateAll();
             destroyNative();
         } finally {
