@@ -51,6 +51,12 @@ final class NixlAgentCore implements ProgressLoop.Work {
      */
     static final long UNAWAITED_DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     static final long DRAIN_BYTES_PER_SECOND = 100_000_000L;
+    /**
+     * How long after sending a failure report the loop keeps progressing UCX at its busy pace. Over TCP the report
+     * goes out behind whatever of the released transfer UCX still had queued to that peer (a cancelled WRITE's
+     * bytes), and only as fast as this agent's worker is progressed: idle, the loop progresses it every 10 ms.
+     */
+    static final long REPORT_PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The fixed part of {@link #drainLimitNanos}; tests shorten it. */
     static volatile long drainBaseNanos = TimeUnit.SECONDS.toNanos(2);
 
@@ -83,6 +89,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private volatile boolean closed;
     private volatile long transfersPosted;
     private volatile long notificationsReceived;
+    /** When the last failure report was sent (see {@link #REPORT_PROGRESS_NANOS}); 0: never. */
+    private volatile long lastReportNanos;
     private long lastDrainNanos; // progress thread only
 
     NixlAgentCore(String name, NixlSettings settings, Consumer<NixlAgentCore> onClose) {
@@ -427,6 +435,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
             }
             if (status != NixlCapi.SUCCESS) {
                 log.debug("NIXL agent {}: failure report to {} not sent: {}", name, remote, NixlCapi.statusName(status));
+            } else {
+                long now = System.nanoTime();
+                lastReportNanos = now == 0 ? 1 : now;
+                progress.wake();
             }
         } catch (RuntimeException e) {
             log.debug("NIXL agent {}: failure report to {} not sent", name, remote, e);
@@ -691,7 +703,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     @Override
     public boolean busy() {
-        return transfersInFlight() || dispatcher.waitingCount() > 0;
+        long report = lastReportNanos;
+        return transfersInFlight() || dispatcher.waitingCount() > 0
+                || report != 0 && System.nanoTime() - report < REPORT_PROGRESS_NANOS;
     }
 
     @Override
