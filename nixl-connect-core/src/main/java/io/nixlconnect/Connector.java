@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import io.nixlconnect.transport.Transport;
 import io.nixlconnect.transport.TransportAgent;
+import io.nixlconnect.transport.TransportException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -100,6 +101,9 @@ public final class Connector implements AutoCloseable {
                 opened.close();
             }
             scheduler.shutdownNow();
+            if (e instanceof TransportException failed && opened != null) {
+                throw TransportFailureException.of(opened.name(), "create its agent", failed);
+            }
             throw e;
         }
         log.info("nixl-connect connector '{}' started on the {} transport", workerId, transport.name());

@@ -53,7 +53,7 @@ class NixlTransferContractTest extends TransferContractTest {
             ReadableOperation readable = a.createReadable(source);
             ReadOperation read = b.beginRead(readable.metadata(), target);
             read.waitForCompletion(Duration.ofSeconds(30));
-            assertThat(read.attributes()).containsEntry("backend", "UCX");
+            assertThat(read.attributes().backend()).isEqualTo("UCX");
             assertThat(b.transportStatus().details()).containsEntry("transfersByBackend", Map.of("UCX", 1L));
             readable.waitForCompletion(Duration.ofSeconds(30));
         }
