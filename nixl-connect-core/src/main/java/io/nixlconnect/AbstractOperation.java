@@ -353,7 +353,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     }
 
     @Override
-    public Throwable failure() {
+    public @Nullable Throwable failure() {
         return failure;
     }
 

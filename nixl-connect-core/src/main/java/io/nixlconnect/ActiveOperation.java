@@ -175,7 +175,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     @Override
-    public final String transferPath() {
+    public final @Nullable String transferPath() {
         TransferHandle posted = handle;
         return posted == null ? null : posted.path();
     }

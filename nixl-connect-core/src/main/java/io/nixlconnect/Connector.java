@@ -19,6 +19,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +71,7 @@ public final class Connector implements AutoCloseable {
     }
 
     /** A connector named {@code workerId} ({@code null}: a new UUID without dashes) with default options. */
-    public Connector(String workerId) {
+    public Connector(@Nullable String workerId) {
         this(ConnectorOptions.builder().workerId(workerId).build());
     }
 

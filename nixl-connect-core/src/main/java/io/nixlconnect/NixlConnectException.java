@@ -1,5 +1,7 @@
 package io.nixlconnect;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The root of every exception this library throws or reports, so that an application can catch all of them in one
  * place: the API's own ({@link TransferException}, {@link InvalidMetadataException}, ...), CUDA's
@@ -21,7 +23,7 @@ public class NixlConnectException extends RuntimeException {
         super(message);
     }
 
-    public NixlConnectException(String message, Throwable cause) {
+    public NixlConnectException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -4,6 +4,7 @@ import io.nixlconnect.transport.TransferAttributes;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One transfer as callers and {@link OperationListener}s see it: passive ({@link ReadableOperation},
@@ -57,10 +58,10 @@ public sealed interface Operation extends AutoCloseable permits AbstractOperatio
      * with one copy), {@code "tcp"} (embedded transport over its socket), {@code "nixl"}; null while no bytes have
      * moved (a passive operation no peer has reached yet).
      */
-    String transferPath();
+    @Nullable String transferPath();
 
     /** Why the operation errored or was cancelled; {@code null} otherwise. */
-    Throwable failure();
+    @Nullable Throwable failure();
 
     /**
      * How the bytes moved, as the transport reports it: always the transport ({@code embedded} or {@code nixl}); for

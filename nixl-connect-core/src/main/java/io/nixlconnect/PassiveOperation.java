@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -135,7 +136,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     }
 
     @Override
-    public final String transferPath() {
+    public final @Nullable String transferPath() {
         return window == null ? null : window.path();
     }
 

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 
 /**
@@ -299,7 +300,7 @@ public final class RdmaMetadata {
     }
 
     @Override
-    public boolean equals(Object other) {
+    public boolean equals(@Nullable Object other) {
         return other instanceof RdmaMetadata that && descriptors.equals(that.descriptors)
                 && nixlMetadata.equals(that.nixlMetadata) && notificationKey.equals(that.notificationKey)
                 && operationKind == that.operationKind;

@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.TransportException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The connector's transport failed or refused what the connector asked of it: it could not start (a port taken),
@@ -15,7 +16,7 @@ public class TransportFailureException extends NixlConnectException {
 
     private final String backend;
 
-    public TransportFailureException(String backend, String message, Throwable cause) {
+    public TransportFailureException(String backend, String message, @Nullable Throwable cause) {
         super(message, cause);
         this.backend = backend;
     }
