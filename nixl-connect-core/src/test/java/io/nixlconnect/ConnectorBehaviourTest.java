@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.transport.TransportException;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
@@ -233,23 +234,15 @@ class ConnectorBehaviourTest {
         try (Connector consumer = new Connector(embedded().build());
              Descriptor source = new Descriptor(TestData.random(1024)); Descriptor target = Descriptor.allocate(1024)) {
             ReadableOperation readable = producer.createReadable(source);
-            Thread reader = new Thread(() -> {
-                try {
-                    Thread.sleep(200);
-                    consumer.beginRead(readable.metadata(), target).waitForCompletion(Duration.ofSeconds(10));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-            reader.start();
-            // shutdown() runs while the readable waits; the read arrives within the grace period.
+            // shutdown() runs while the readable waits: it stops accepting first, then waits for what is in flight.
             Thread shutdown = new Thread(() -> producer.shutdown(Duration.ofSeconds(10)));
             shutdown.start();
-            Thread.sleep(50);
-            assertThat(producer.isAccepting()).isFalse();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !producer.isAccepting());
             assertThatThrownBy(() -> producer.createReadable(source)).isInstanceOf(ConnectorClosedException.class)
                     .isInstanceOf(NixlConnectException.class).hasMessageContaining("shutting down");
-            reader.join();
+            assertThat(shutdown.isAlive()).as("still waiting for the readable").isTrue();
+            // The read arrives within the grace period, after new work was refused.
+            consumer.beginRead(readable.metadata(), target).waitForCompletion(Duration.ofSeconds(10));
             shutdown.join();
             assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
             assertThat(target.toByteArray()).isEqualTo(source.toByteArray());

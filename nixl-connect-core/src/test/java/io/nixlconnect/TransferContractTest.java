@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.transport.TransferAttributes;
 import java.nio.ByteBuffer;
@@ -13,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -441,10 +441,7 @@ abstract class TransferContractTest {
             assertThat(readable.readsCompleted()).isEqualTo(1);
             // Released at once on the embedded transport; NIXL drains a window that ended before its last
             // notification (a reader may still be mid-transfer) for up to its drain limit of about 2 s.
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (patient.registeredBytes() != 0 && System.nanoTime() < deadline) {
-                LockSupport.parkNanos(10_000_000);
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> patient.registeredBytes() == 0);
             assertThat(patient.registeredBytes()).isZero();
         }
         assertThatThrownBy(() -> producer.createReadable(0, Descriptor.allocate(1)))
@@ -453,17 +450,9 @@ abstract class TransferContractTest {
     }
 
     static void awaitReads(ReadableOperation readable, int reads) {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (readable.readsCompleted() < reads) {
-            assertThat(System.nanoTime()).as("%d reads within %s", reads, WAIT).isLessThan(deadline);
-            Thread.onSpinWait();
-            try {
-                Thread.sleep(5); // the passive side learns of a read a moment after the reader does
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        // the passive side learns of a read a moment after the reader does
+        await().alias(reads + " reads").atMost(WAIT).pollInterval(Duration.ofMillis(5))
+                .until(() -> readable.readsCompleted() >= reads);
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
@@ -30,6 +31,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -237,7 +239,8 @@ class StripedTransferTest {
             running.send(RawPeer.request(Wire.READ, "passive", served.credential, served.address + SIZE / 2, SIZE / 2));
             assertThat(running.answer()).isEqualTo(RawPeer.Answer.OK);
             running.readBytes(1 << 16); // the server is blocked sending the rest
-            Thread.sleep(200); // the finished stripe's server thread is back waiting for a request
+            // the finished stripe's server thread is back waiting for a request
+            await().atMost(WAIT).until(() -> served.transport.server().connectionsWaitingForRequest() == 1);
             try (RawPeer third = new RawPeer(served.port())) {
                 assertThat(third.closedWithin(5_000)).as("refused: no connection may be evicted").isTrue();
             }
@@ -432,12 +435,13 @@ class StripedTransferTest {
         }
 
         /** Whether every connection accepted so far has ended (the client closed it) within 10 s. */
-        boolean allConnectionsEnded() throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (open.get() > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
+        boolean allConnectionsEnded() {
+            try {
+                await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> open.get() == 0);
+                return true;
+            } catch (ConditionTimeoutException e) {
+                return false;
             }
-            return open.get() == 0;
         }
 
         @Override
