@@ -237,7 +237,7 @@ final class EmbeddedServer {
                 try {
                     more = Wire.readHead(link, head);
                 } catch (Wire.UnexpectedHelloException e) {
-                    PeerAuthentication.refuseUnexpectedHello(link);
+                    authentication.refuseUnexpectedHello(link);
                     return;
                 } catch (Wire.OutdatedPeerException e) {
                     Wire.writeError(link, e.getMessage()); // version 1 reads responses the same way
