@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A buffer that takes part in transfers: where it is ({@link #device()}), its address ({@link #ptr()})
@@ -91,12 +92,12 @@ public final class Descriptor implements AutoCloseable {
      * Describes memory at a raw address. {@code ref} (may be null) is kept reachable for as long as the
      * descriptor is: pass the object that owns the memory.
      */
-    public Descriptor(long ptr, long size, Device device, Object ref) {
+    public Descriptor(long ptr, long size, Device device, @Nullable Object ref) {
         this(ptr, size, device, ref, false);
     }
 
     /** As {@link #Descriptor(long, long, Device, Object)}, with the device as a string ({@code cpu}, {@code cuda:1}, …). */
-    public Descriptor(long ptr, long size, String device, Object ref) {
+    public Descriptor(long ptr, long size, String device, @Nullable Object ref) {
         this(ptr, size, Device.of(device), ref, false);
     }
 
@@ -249,7 +250,7 @@ public final class Descriptor implements AutoCloseable {
     }
 
     /** The descriptor this is a slice of (the outermost one), or null if it is not a slice. */
-    public Descriptor parent() {
+    public @Nullable Descriptor parent() {
         return parent;
     }
 

@@ -2,8 +2,8 @@ package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.BackendUnavailableException;
 import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.TransportFailureException;
 import io.nixlconnect.cuda.CudaUnavailableException;
-import io.nixlconnect.transport.TransportException;
 import io.nixlconnect.transport.TransportSettings;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.transport.nixl.NixlSettings;
@@ -111,7 +111,7 @@ public final class NixlConnectFailureAnalyzer implements FailureAnalyzer, Ordere
                             "Or set nixl.connect.backend=auto to fall back to the embedded transport (embedded: never use NIXL)."),
                     e);
         }
-        if (embedded.isPresent() && cause instanceof TransportException) {
+        if (embedded.isPresent() && cause instanceof TransportFailureException) {
             return new FailureAnalysis("The nixl-connect embedded transport could not start on "
                     + embedded.get().bindAddress() + ":" + embedded.get().port() + ": " + cause.getMessage(),
                     "Set nixl.connect.embedded.port=0 to pick a free port, choose a port no other process uses, "

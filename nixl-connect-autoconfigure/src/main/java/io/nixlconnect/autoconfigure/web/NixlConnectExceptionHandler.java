@@ -5,8 +5,8 @@ import io.nixlconnect.InvalidMetadataException;
 import io.nixlconnect.TooManyOperationsException;
 import io.nixlconnect.TransferException;
 import io.nixlconnect.TransferTimeoutException;
+import io.nixlconnect.TransportFailureException;
 import io.nixlconnect.WaitTimeoutException;
-import io.nixlconnect.transport.TransportException;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,7 +27,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  *   <li>{@link TooManyOperationsException}: 503 with {@code Retry-After: 1} (at the in-flight limit);</li>
  *   <li>{@link ConnectorClosedException}: 503 (this worker is shutting down);</li>
  *   <li>{@link TransferTimeoutException}, {@link WaitTimeoutException}: 504 (the peer did not finish in time);</li>
- *   <li>any other {@link TransferException}, and {@link TransportException}: 502 (the peer failed or refused);</li>
+ *   <li>any other {@link TransferException}, and {@link TransportFailureException}: 502 (the peer or the transport
+ *   failed or refused);</li>
  *   <li>{@link InvalidMetadataException}: 400, with the offending {@code field}.</li>
  * </ul>
  *
@@ -87,7 +88,7 @@ public class NixlConnectExceptionHandler {
                 .body(problem(HttpStatus.GATEWAY_TIMEOUT, "A transfer with a peer worker did not finish in time."));
     }
 
-    @ExceptionHandler({TransferException.class, TransportException.class})
+    @ExceptionHandler({TransferException.class, TransportFailureException.class})
     public ResponseEntity<ProblemDetail> peerFailed(RuntimeException e) {
         warn("Answering 502: a transfer with a peer failed", e);
         return ResponseEntity.status(HttpStatus.BAD_GATEWAY)

@@ -9,6 +9,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.nixlconnect.OperationStatus;
 import io.nixlconnect.TransferException;
 import io.nixlconnect.TransferTimeoutException;
+import io.nixlconnect.TransportFailureException;
 import io.nixlconnect.WaitTimeoutException;
 import io.nixlconnect.transport.TransportException;
 import java.io.EOFException;
@@ -72,7 +73,7 @@ class NixlConnectExceptionHandlerLoggingTests {
     @Test
     void eachExceptionTypeGetsItsOwnStackTrace() {
         handler.peerFailed(new TransferException(OperationStatus.ERRORED, "read failed", null));
-        handler.peerFailed(new TransportException("peer 10.0.0.1:9000 refused"));
+        handler.peerFailed(transportFailed());
         handler.timedOut(new TransferTimeoutException("read timed out after PT30S"));
         handler.timedOut(new WaitTimeoutException(OperationStatus.IN_PROGRESS, "wait ran out"));
         assertThat(logs.list).hasSize(4).allSatisfy(event -> assertThat(event.getThrowableProxy()).isNotNull());
@@ -86,7 +87,7 @@ class NixlConnectExceptionHandlerLoggingTests {
     @Test
     void atDebugEveryOneLogsItsStackTrace() {
         logger.setLevel(Level.DEBUG);
-        TransportException refused = new TransportException("peer 10.0.0.1:9000 refused");
+        TransportFailureException refused = transportFailed();
         for (int i = 0; i < 3; i++) {
             handler.peerFailed(refused);
         }
@@ -108,7 +109,17 @@ class NixlConnectExceptionHandlerLoggingTests {
                 .startsWith("io.nixlconnect.TransferException: peer said: line two three; caused by "
                         + "java.lang.IllegalStateException: level 5; caused by")
                 .contains("level 2").doesNotContain("level 1").endsWith("; ...");
-        assertThat(NixlConnectExceptionHandler.oneLine(new TransportException("refused")))
-                .isEqualTo("io.nixlconnect.transport.TransportException: refused");
+        assertThat(NixlConnectExceptionHandler.oneLine(new TransferException(OperationStatus.ERRORED, "refused", null)))
+                .isEqualTo("io.nixlconnect.TransferException: refused");
+        assertThat(NixlConnectExceptionHandler.oneLine(transportFailed())).isEqualTo("io.nixlconnect."
+                + "TransportFailureException: The embedded transport failed to open a window: peer 10.0.0.1:9000 refused; "
+                + "caused by io.nixlconnect.transport.TransportException: peer 10.0.0.1:9000 refused");
+    }
+
+    /** What the connector throws when its transport refuses (the SPI's exception as the cause). */
+    private static TransportFailureException transportFailed() {
+        return new TransportFailureException("embedded",
+                "The embedded transport failed to open a window: peer 10.0.0.1:9000 refused",
+                new TransportException("peer 10.0.0.1:9000 refused"));
     }
 }

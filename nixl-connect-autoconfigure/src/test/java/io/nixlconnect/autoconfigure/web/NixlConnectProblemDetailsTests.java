@@ -13,6 +13,7 @@ import io.nixlconnect.OperationStatus;
 import io.nixlconnect.TooManyOperationsException;
 import io.nixlconnect.TransferException;
 import io.nixlconnect.TransferTimeoutException;
+import io.nixlconnect.TransportFailureException;
 import io.nixlconnect.WaitTimeoutException;
 import io.nixlconnect.autoconfigure.NixlConnectAutoConfiguration;
 import io.nixlconnect.transport.TransportException;
@@ -153,7 +154,8 @@ class NixlConnectProblemDetailsTests {
                 // what a producer killed mid-read looked like: an EOF in the chain, which Spring took for a client gone
                 case "transfer" -> new TransferException(OperationStatus.ERRORED, "read failed",
                         new EOFException("connection closed by peer"));
-                case "transport" -> new TransportException("peer 10.0.0.1:9000 refused");
+                case "transport" -> new TransportFailureException("embedded", "The embedded transport failed to register memory",
+                        new TransportException("peer 10.0.0.1:9000 refused"));
                 case "wrapped" -> new CompletionException(new TransferException(OperationStatus.ERRORED, "read failed", null));
                 case "metadata" -> new InvalidMetadataException("descriptors[0].ptr", "must not be 0");
                 default -> new IllegalArgumentException(which);

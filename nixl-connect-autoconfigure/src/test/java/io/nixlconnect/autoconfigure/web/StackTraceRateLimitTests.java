@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nixlconnect.TransferException;
 import io.nixlconnect.TransferTimeoutException;
-import io.nixlconnect.transport.TransportException;
+import io.nixlconnect.TransportFailureException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -39,8 +39,8 @@ class StackTraceRateLimitTests {
         assertThat(limit.next(TransferException.class).withStackTrace()).isFalse();
         // a subclass is a type of its own: a timeout after a failure still shows where it came from
         assertThat(limit.next(TransferTimeoutException.class).withStackTrace()).isTrue();
-        assertThat(limit.next(TransportException.class).withStackTrace()).isTrue();
-        assertThat(limit.next(TransportException.class)).isEqualTo(new StackTraceRateLimit.Verdict(false, 1));
+        assertThat(limit.next(TransportFailureException.class).withStackTrace()).isTrue();
+        assertThat(limit.next(TransportFailureException.class)).isEqualTo(new StackTraceRateLimit.Verdict(false, 1));
         assertThat(limit.next(TransferException.class)).isEqualTo(new StackTraceRateLimit.Verdict(false, 2));
     }
 

@@ -95,6 +95,17 @@ final class EmbeddedServer {
         return connections.size();
     }
 
+    /** Open connections that wait for their next request (not in one): for tests. */
+    int connectionsWaitingForRequest() {
+        int waiting = 0;
+        for (Connection connection : connections) {
+            if (connection.waitingSince != Connection.BUSY) {
+                waiting++;
+            }
+        }
+        return waiting;
+    }
+
     /** Threads serving connections now. */
     int handlerThreads() {
         return handlers.getPoolSize();
