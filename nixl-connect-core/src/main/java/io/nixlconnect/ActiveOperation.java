@@ -1,12 +1,13 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.TransferAttributes;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The side that moves the bytes: it loads the peer from the {@link RdmaMetadata}, posts one transfer for
@@ -16,7 +17,8 @@ import java.util.Map;
 public abstract sealed class ActiveOperation extends AbstractOperation permits ReadOperation, WriteOperation {
 
     private final RdmaMetadata remoteMetadata;
-    private volatile Remote remote;
+    /** The peer's agent name, once loaded on this operation's connection. */
+    private volatile String remoteAgent;
     private volatile TransferHandle handle;
 
     ActiveOperation(Connector connector, OperationKind kind, RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
@@ -88,14 +90,17 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         }
         acquireLocal();
         try {
-            remote = new Remote(connection(), agentMetadata);
             List<MemoryRegion> local = localRegions();
             List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
+            // Last before posting: once the peer is loaded, whatever ends this operation short of COMPLETE is
+            // reported to it (releaseTransport), the post's own refusal included.
+            String peerAgent = connection().loadRemote(agentMetadata);
+            remoteAgent = peerAgent;
             setStatus(OperationStatus.IN_PROGRESS);
             byte[] notification = notificationKey().getBytes(StandardCharsets.UTF_8);
-            handle = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local, remote.name(), peer,
-                    notification) : connection().agent().postTransfer(op, local, remote.name(), peer, notification);
+            handle = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local, peerAgent, peer,
+                    notification) : connection().agent().postTransfer(op, local, peerAgent, peer, notification);
         } catch (TransportException e) {
             // The peer cannot be reached or refused the request: that is the operation's outcome, reported
             // like any later transport failure, not an argument error.
@@ -116,7 +121,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     final void expire() {
         finish(OperationStatus.ERRORED, new TransferTimeoutException(getClass().getSimpleName()
                 + " did not complete within the operation timeout of " + connector.options().operationTimeout()
-                + " (peer '" + remote.name() + "')"));
+                + " (peer '" + remoteAgent + "')"));
     }
 
     /** The peer's regions, as an immutable list handed over to the transport. */
@@ -148,9 +153,9 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     @Override
-    Map<String, Object> transferAttributes() {
+    @Nullable TransferAttributes transferAttributes() {
         TransferHandle posted = handle;
-        return posted == null ? Map.of() : posted.attributes();
+        return posted == null ? null : posted.attributes();
     }
 
     @Override
@@ -172,7 +177,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     @Override
-    public final String transferPath() {
+    public final @Nullable String transferPath() {
         TransferHandle posted = handle;
         return posted == null ? null : posted.path();
     }
@@ -184,5 +189,21 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         if (posted != null) {
             posted.cancel();
         }
+        String peer = remoteAgent;
+        if (peer != null && status() != OperationStatus.COMPLETE) {
+            // The peer's passive operation would otherwise wait for its own timeout (on NIXL nothing else tells it).
+            connection().agent().reportFailure(peer, notificationKey().getBytes(StandardCharsets.UTF_8),
+                    failureReport());
+        }
+    }
+
+    /** Why this operation ended short of COMPLETE, as its peer is told: no key, only what the peer may log. */
+    private String failureReport() {
+        Throwable cause = failure();
+        String what = getClass().getSimpleName() + " of worker '" + connector.name() + "'";
+        if (status() == OperationStatus.CANCELLED) {
+            return what + " was cancelled";
+        }
+        return what + " failed" + (cause == null || cause.getMessage() == null ? "" : ": " + cause.getMessage());
     }
 }

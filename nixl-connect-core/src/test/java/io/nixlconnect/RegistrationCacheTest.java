@@ -19,7 +19,7 @@ class RegistrationCacheTest {
 
     private final AtomicInteger registered = new AtomicInteger();
     private final AtomicInteger deregistered = new AtomicInteger();
-    private final RegistrationCache cache = new RegistrationCache(new CountingAgent());
+    private final RegistrationCache cache = new RegistrationCache(new CountingAgent(), "counting");
     private final MemoryRegion pool = new MemoryRegion(0x10000, 1 << 20, MemoryType.DRAM, 0);
 
     @Test
