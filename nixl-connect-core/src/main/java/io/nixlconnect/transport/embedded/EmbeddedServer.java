@@ -284,7 +284,8 @@ final class EmbeddedServer {
                 }
                 yield true;
             }
-            case Wire.READ_GRANT -> grantRanges(connection, link, agent, head);
+            case Wire.READ_GRANT -> grantRanges(connection, link, agent, head, true);
+            case Wire.READ_GRANT_UNBOUND -> grantRanges(connection, link, agent, head, false);
             case Wire.READ_INLINE -> serveInline(connection, link, agent, head, TransferOp.READ);
             case Wire.WRITE_INLINE -> serveInline(connection, link, agent, head, TransferOp.WRITE);
             case Wire.WRITE -> {
@@ -358,11 +359,15 @@ final class EmbeddedServer {
      * drops before it reports a finished copy (a cancelled or killed reader never reports), the window fails
      * with the peer lost, as on the socket path. A reported abort does not fail it: the peer reports one only
      * when it falls back to streaming the same ranges on this connection (the kernel refused the copy, or the
-     * pid it probed is another process now), and that READ needs the window still open.
+     * pid it probed is another process now, or the proof did not hold), and that READ needs the window still open.
+     *
+     * <p>{@code proven}: the reader sent a challenge, and the grant carries this process's proof of it
+     * ({@link GrantProof}), in native memory here until the reader reports. An unbound grant (a reader from before
+     * proofs, which would copy from whatever pid a peer names) is declined: that reader streams.
      *
      * @return whether the connection is still in step with the peer
      */
-    private boolean grantRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
+    private boolean grantRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head, boolean proven)
             throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.enter(TransferOp.READ, head.credential(), link, true);
         if (window == null) {
@@ -371,6 +376,7 @@ final class EmbeddedServer {
         }
         boolean copied;
         boolean revoked;
+        GrantProof.Published proof = null;
         try {
             if (!connection.beginRequest()) {
                 return false; // evicted meanwhile
@@ -380,7 +386,9 @@ final class EmbeddedServer {
                 refuse(link, TransferOp.READ);
                 return false;
             }
-            String declined = transport.sameHostCopyDisabled();
+            byte[] challenge = proven ? connection.readChallenge(link) : null;
+            String declined = proven ? transport.sameHostCopyDisabled() : "this reader's same-host copy is not bound to "
+                    + "the process that owns the window (a nixl-connect from before grant proofs): upgrade it";
             for (int i = 0; declined == null && i < ranges.size; i++) {
                 if (window.regionCovering(ranges.addresses[i], ranges.lengths[i]).type() != MemoryType.DRAM) {
                     declined = "GPU memory is staged through the socket";
@@ -393,9 +401,12 @@ final class EmbeddedServer {
                 }
                 return true;
             }
+            long pid = SameHostIdentity.self().pid();
+            proof = new GrantProof.Published(GrantProof.compute(head.credential(), challenge, pid, ranges.addresses,
+                    ranges.lengths, ranges.size));
             connection.started(window); // from here the peer may copy from the window
             synchronized (link) {
-                Wire.writeGrant(link, SameHostIdentity.self().pid());
+                Wire.writeGrant(link, pid, proof.address());
             }
             // Blocks until the peer has finished copying or stopped (or its process, and so its connection, is
             // gone); closing the window meanwhile revokes the grant, and the peer stops at its next chunk.
@@ -403,6 +414,9 @@ final class EmbeddedServer {
         } finally {
             synchronized (link) {
                 revoked = window.exit(link, true);
+            }
+            if (proof != null) {
+                proof.close(); // the peer reads it before it copies, so before it reports
             }
         }
         if (revoked) {
@@ -749,6 +763,16 @@ final class EmbeddedServer {
             rangesDeadline = deadline();
             try {
                 return Wire.readRanges(link, count, sink);
+            } finally {
+                rangesDeadline = 0;
+            }
+        }
+
+        /** Reads a READ_GRANT's challenge, within the read timeout as for its ranges. */
+        byte[] readChallenge(Link link) throws IOException {
+            rangesDeadline = deadline();
+            try {
+                return Wire.readChallenge(link);
             } finally {
                 rangesDeadline = 0;
             }
