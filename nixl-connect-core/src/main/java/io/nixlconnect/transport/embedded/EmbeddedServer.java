@@ -214,7 +214,7 @@ final class EmbeddedServer {
 
     private void serve(Connection connection) {
         try {
-            Link link = authentication.server(connection.channel);
+            Link link = authentication.server(connection.channel, transport.endpoint());
             if (link == null) {
                 return;
             }

@@ -200,7 +200,7 @@ final class Wire {
         }
         int magic = head.getInt(0);
         if (magic != MAGIC) {
-            if (magic == PeerAuthentication.HELLO_MAGIC) {
+            if (magic == PeerAuthentication.HELLO_MAGIC || magic == PeerAuthentication.UNBOUND_HELLO_MAGIC) {
                 throw new UnexpectedHelloException();
             }
             if (magic == MAGIC_V1) {

@@ -9,8 +9,9 @@ import java.util.SplittableRandom;
 
 /**
  * A bystander on the same host (run in its own JVM, as another user where the test can): a worker with an embedded
- * transport listening on loopback, and a secret in its native memory that it publishes to nobody. Prints
- * {@code READY port pid secretAddress secretLength}; exits when its standard input closes.
+ * transport listening on loopback, and a secret in its native memory that it publishes to nobody. Argument, optional:
+ * the embedded shared secret to require of every peer. Prints {@code READY port pid secretAddress secretLength};
+ * exits when its standard input closes.
  */
 public final class SameHostVictim {
 
@@ -27,7 +28,9 @@ public final class SameHostVictim {
     }
 
     public static void main(String[] args) throws Exception {
-        try (EmbeddedTransport transport = EmbeddedTransport.open(EmbeddedSettings.defaults());
+        EmbeddedSettings settings = args.length > 0 ? EmbeddedSettings.defaults().withSharedSecret(args[0])
+                : EmbeddedSettings.defaults();
+        try (EmbeddedTransport transport = EmbeddedTransport.open(settings);
              Memory secret = new Memory(SECRET_BYTES)) {
             transport.createAgent("bystander");
             byte[] bytes = secret();
