@@ -28,8 +28,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Under hostile load it holds its limits: at most {@code maxServerConnections} connections and
  * {@code maxConnectionsPerAddress} from one address; a connection that waits for its next request (or its
- * authentication) longer than {@code idleTimeout}, that has not authenticated within {@code readTimeout}, whose
- * request's ranges have not all arrived within {@code readTimeout}, or that makes no progress for
+ * authentication) longer than {@code idleTimeout}, that has not authenticated within 5 s (or {@code readTimeout}, if
+ * shorter), that sends a begun request's head, its ranges or a grant's challenge slower than 5 s plus
+ * {@value #FLOOR_BYTES_PER_SECOND} bytes/s allow (never longer than {@code readTimeout}), or that makes no progress for
  * {@code readTimeout} in the middle of a request, is closed. When a limit is reached, the connection that has
  * waited longest for a request is closed to make room, so idle or trickling connections cannot lock out a peer
  * that actually sends requests. Only a connection whose request named a live window's credential is "in the
@@ -42,6 +43,14 @@ final class EmbeddedServer {
     /** Handler threads beyond the connection limit, for evicted connections still winding down. */
     private static final int HANDLER_SLACK = 16;
     private static final long EVICTION_WAIT_MILLIS = 1000;
+    /**
+     * The slowest a peer may send the bounded parts of a request — its head once begun, its ranges, a grant's
+     * challenge, a refused inline WRITE's bytes — after {@link #GRACE_NANOS}: an honest client writes each in one go,
+     * so only a peer that means to hold the connection sends slower.
+     */
+    static final long FLOOR_BYTES_PER_SECOND = 1 << 20;
+    /** Allowance for latency before the floor rate counts (or the read timeout, if shorter). */
+    static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final EmbeddedTransport transport;
     private final EmbeddedSettings settings;
@@ -195,13 +204,14 @@ final class EmbeddedServer {
             long now = System.nanoTime();
             for (Connection connection : connections) {
                 long since = connection.waitingSince;
-                long rangesDeadline = connection.rangesDeadline;
+                long partDeadline = connection.partDeadline;
                 String why = null;
                 if (since != Connection.BUSY ? now - since > idle : now - connection.lastProgress() > read) {
                     why = since != Connection.BUSY ? "waited too long for a request" : "stalled mid-request";
-                } else if (rangesDeadline != 0 && now - rangesDeadline > 0) {
-                    why = "sent a request's ranges slower than the read timeout allows";
-                } else if (connection.link == null && now - connection.acceptedAt > read) {
+                } else if (partDeadline != 0 && now - partDeadline > 0) {
+                    why = "sent a request slower than " + FLOOR_BYTES_PER_SECOND + " bytes/s (or the read timeout) "
+                            + "allows";
+                } else if (connection.link == null && now - connection.acceptedAt > Math.min(read, GRACE_NANOS)) {
                     why = "did not authenticate within the read timeout";
                 }
                 if (why != null) {
@@ -224,7 +234,7 @@ final class EmbeddedServer {
                 Wire.Head head = connection.head;
                 boolean more;
                 try {
-                    more = Wire.readHead(link, head);
+                    more = connection.readHead(link, head);
                 } catch (Wire.UnexpectedHelloException e) {
                     PeerAuthentication.refuseUnexpectedHello(link);
                     return;
@@ -674,8 +684,11 @@ final class EmbeddedServer {
         final CountDownLatch gone = new CountDownLatch(1);
         final long acceptedAt = System.nanoTime();
         volatile long waitingSince = acceptedAt;
-        /** While a request's ranges (and a refused inline WRITE's bytes) are read: when they must all be in; else 0. */
-        volatile long rangesDeadline;
+        /**
+         * While a bounded part of a request (its head once begun, its ranges, a grant's challenge, a refused inline
+         * WRITE's bytes) is read: when it must all be in (see {@link #FLOOR_BYTES_PER_SECOND}); else 0.
+         */
+        volatile long partDeadline;
         volatile Link link;
         /** Windows this connection started to read or write and has not notified: if it drops, that peer is gone. */
         final Set<EmbeddedWindow> unfinished = ConcurrentHashMap.newKeySet();
@@ -760,36 +773,53 @@ final class EmbeddedServer {
          * few seconds still counts as progress) or a request too large to check in time cannot hold the connection.
          */
         boolean readRanges(Link link, int count, Wire.RangeSink sink) throws IOException {
-            rangesDeadline = deadline();
+            partDeadline = deadline(16L * count);
             try {
                 return Wire.readRanges(link, count, sink);
             } finally {
-                rangesDeadline = 0;
+                partDeadline = 0;
             }
         }
 
         /** Reads a READ_GRANT's challenge, within the read timeout as for its ranges. */
         byte[] readChallenge(Link link) throws IOException {
-            rangesDeadline = deadline();
+            partDeadline = deadline(GrantProof.CHALLENGE_BYTES);
             try {
                 return Wire.readChallenge(link);
             } finally {
-                rangesDeadline = 0;
+                partDeadline = 0;
             }
         }
 
         /** Reads and drops a refused inline WRITE's bytes, within the read timeout as for ranges. */
         void discard(Link link, long length) throws IOException {
-            rangesDeadline = deadline();
+            partDeadline = deadline(length);
             try {
                 Wire.discard(link, length);
             } finally {
-                rangesDeadline = 0;
+                partDeadline = 0;
             }
         }
 
-        private long deadline() {
-            long deadline = System.nanoTime() + settings.readTimeout().toNanos();
+        /**
+         * Reads a request's head: waiting for its first bytes counts as idle (the idle timeout, eviction); from then on
+         * the rest of the head, at most {@link Wire#HEAD} plus the longest names, must arrive at the floor rate.
+         */
+        boolean readHead(Link link, Wire.Head head) throws IOException {
+            try {
+                return Wire.readHead(link, head,
+                        () -> partDeadline = deadline(Wire.HEAD + Wire.MAX_AGENT_NAME + Wire.MAX_CREDENTIAL));
+            } finally {
+                partDeadline = 0;
+            }
+        }
+
+        /** When {@code bytes} must have arrived by: the grace, then the floor rate; never past the read timeout. */
+        private long deadline(long bytes) {
+            long read = settings.readTimeout().toNanos();
+            long allowed = Math.min(read, Math.min(read, GRACE_NANOS)
+                    + bytes * TimeUnit.SECONDS.toNanos(1) / FLOOR_BYTES_PER_SECOND);
+            long deadline = System.nanoTime() + allowed;
             return deadline == 0 ? 1 : deadline;
         }
 

@@ -194,10 +194,16 @@ final class Wire {
      * The ranges are left on the link.
      */
     static boolean readHead(Link link, Head into) throws IOException {
+        return readHead(link, into, () -> { });
+    }
+
+    /** {@link #readHead(Link, Head)}, telling {@code begun} once the head's first four bytes are in. */
+    static boolean readHead(Link link, Head into, Runnable begun) throws IOException {
         ByteBuffer head = link.scratch(HEAD);
         if (!link.readFullyOrEof(head.limit(4))) {
             return false;
         }
+        begun.run();
         int magic = head.getInt(0);
         if (magic != MAGIC) {
             if (magic == PeerAuthentication.HELLO_MAGIC || magic == PeerAuthentication.UNBOUND_HELLO_MAGIC) {
