@@ -47,8 +47,8 @@ final class PeerAuthentication {
     static final int UNBOUND_HELLO_MAGIC = 0x4E584341;
     static final int NONCE = 32;
     static final int PROOF = 32;
-    private static final byte[] SERVER_ROLE = "server".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] CLIENT_ROLE = "client".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] SERVER_ROLE = "server".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] CLIENT_ROLE = "client".getBytes(StandardCharsets.US_ASCII);
 
     private final SSLContext ssl;
     private final byte[] secret;
@@ -155,7 +155,6 @@ final class PeerAuthentication {
      * certificates (the server's first), each side reading its own and the peer's from the session.
      */
     static byte[] binding(String endpoint, Link link, boolean client) throws IOException {
-        byte[] name = endpoint.getBytes(StandardCharsets.UTF_8);
         byte[] channel = new byte[0];
         if (link.tlsSession() != null) {
             SSLSession session = link.tlsSession();
@@ -168,6 +167,12 @@ final class PeerAuthentication {
             byte[] connecting = sha256(client ? own[0] : peer[0]);
             channel = ByteBuffer.allocate(server.length + connecting.length).put(server).put(connecting).array();
         }
+        return binding(endpoint, channel);
+    }
+
+    /** The binding to {@code endpoint} and the channel's own bytes (empty without TLS). */
+    static byte[] binding(String endpoint, byte[] channel) {
+        byte[] name = endpoint.getBytes(StandardCharsets.UTF_8);
         return ByteBuffer.allocate(2 + name.length + 2 + channel.length).putShort((short) name.length).put(name)
                 .putShort((short) channel.length).put(channel).array();
     }
@@ -200,7 +205,8 @@ final class PeerAuthentication {
         return nonce;
     }
 
-    private byte[] proof(byte[] role, byte[] first, byte[] second, byte[] binding) {
+    /** The proof of {@code role} (package-private for the fuzz campaign, which forges and relays proofs). */
+    byte[] proof(byte[] role, byte[] first, byte[] second, byte[] binding) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(secret, "HmacSHA256"));
