@@ -488,6 +488,14 @@ final class EmbeddedTransfer implements TransferHandle {
             if (ch.hasUnreadInput()) {
                 throw new IOException("revoked");
             }
+            // The owner keeps its proof until this side reports: still there, the pid still named the owner
+            // throughout (had the owner died and its pid been reused meanwhile, the new process holds no proof).
+            String gone = GrantProof.verify(grant.pid(), grant.proofAddress(), notification, challenge,
+                    remoteAddresses, lengths);
+            if (gone != null) {
+                throw new TransportException(describe() + " failed: the granting process changed during the copy ("
+                        + gone + ")");
+            }
         } catch (CrossMemoryAttach.CopyException e) {
             // The kernel refused (permissions changed) or a range is unmapped: report, then stream instead.
             Wire.writeCopyOutcome(ch, false);
@@ -509,7 +517,7 @@ final class EmbeddedTransfer implements TransferHandle {
         return true;
     }
 
-    /** Asks the peer who it is and tries to read its probe token; remembers the outcome for the peer. */
+    /** Asks the peer who it is (a hint: each grant is proven on its own); remembers the outcome for the peer. */
     private SameHostPeer.State probe(Link ch, boolean reused, SameHostPeer sameHost) throws IOException {
         StringBuilder declined = new StringBuilder();
         SameHostIdentity identity;
