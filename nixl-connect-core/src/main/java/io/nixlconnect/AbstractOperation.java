@@ -2,16 +2,15 @@ package io.nixlconnect;
 
 import io.nixlconnect.transport.EndListener;
 import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.TransferAttributes;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What every {@link Operation} has: its book-keeping with the connector, local registrations, the status
@@ -343,24 +342,18 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     }
 
     @Override
-    public Map<String, Object> attributes() {
-        Map<String, Object> reported = transferAttributes();
-        if (reported.containsKey("transport")) {
-            return reported;
-        }
-        Map<String, Object> all = new LinkedHashMap<>();
-        all.put("transport", connector.backendName());
-        all.putAll(reported);
-        return Collections.unmodifiableMap(all);
+    public TransferAttributes attributes() {
+        TransferAttributes reported = transferAttributes();
+        return reported != null ? reported : TransferAttributes.of(connector.backendName());
     }
 
-    /** What the transport reported about this operation's transfer; empty where there is none. */
-    Map<String, Object> transferAttributes() {
-        return Map.of();
+    /** What the transport reported about this operation's transfer; null where there is none. */
+    @Nullable TransferAttributes transferAttributes() {
+        return null;
     }
 
     @Override
-    public Throwable failure() {
+    public @Nullable Throwable failure() {
         return failure;
     }
 

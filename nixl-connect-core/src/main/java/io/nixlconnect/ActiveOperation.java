@@ -1,12 +1,13 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.TransferAttributes;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The side that moves the bytes: it loads the peer from the {@link RdmaMetadata}, posts one transfer for
@@ -16,7 +17,8 @@ import java.util.Map;
 public abstract sealed class ActiveOperation extends AbstractOperation permits ReadOperation, WriteOperation {
 
     private final RdmaMetadata remoteMetadata;
-    private volatile Remote remote;
+    /** The peer's agent name, once loaded on this operation's connection. */
+    private volatile String remoteAgent;
     private volatile TransferHandle handle;
 
     ActiveOperation(Connector connector, OperationKind kind, RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
@@ -88,14 +90,15 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         }
         acquireLocal();
         try {
-            remote = new Remote(connection(), agentMetadata);
+            String peerAgent = connection().loadRemote(agentMetadata);
+            remoteAgent = peerAgent;
             List<MemoryRegion> local = localRegions();
             List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
             setStatus(OperationStatus.IN_PROGRESS);
             byte[] notification = notificationKey().getBytes(StandardCharsets.UTF_8);
-            handle = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local, remote.name(), peer,
-                    notification) : connection().agent().postTransfer(op, local, remote.name(), peer, notification);
+            handle = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local, peerAgent, peer,
+                    notification) : connection().agent().postTransfer(op, local, peerAgent, peer, notification);
         } catch (TransportException e) {
             // The peer cannot be reached or refused the request: that is the operation's outcome, reported
             // like any later transport failure, not an argument error.
@@ -116,7 +119,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     final void expire() {
         finish(OperationStatus.ERRORED, new TransferTimeoutException(getClass().getSimpleName()
                 + " did not complete within the operation timeout of " + connector.options().operationTimeout()
-                + " (peer '" + remote.name() + "')"));
+                + " (peer '" + remoteAgent + "')"));
     }
 
     /** The peer's regions, as an immutable list handed over to the transport. */
@@ -148,9 +151,9 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     @Override
-    Map<String, Object> transferAttributes() {
+    @Nullable TransferAttributes transferAttributes() {
         TransferHandle posted = handle;
-        return posted == null ? Map.of() : posted.attributes();
+        return posted == null ? null : posted.attributes();
     }
 
     @Override
@@ -172,7 +175,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     @Override
-    public final String transferPath() {
+    public final @Nullable String transferPath() {
         TransferHandle posted = handle;
         return posted == null ? null : posted.path();
     }

@@ -7,14 +7,15 @@ import java.util.List;
 
 /**
  * One transport agent of a {@link Connector}, named {@code <workerId>-<number>}: its memory registrations
- * and the peers it has loaded. A connector creates one connection and reuses it for every operation;
- * more are only needed to present several agents.
+ * and the peers it has loaded. A connector creates one and reuses it for every operation.
  *
- * <p>Read-only for applications: the connector creates it and loads peers through it before every transfer. The
+ * <p>Internal: Python Dynamo exposes its {@code Connection}, but a caller there does nothing with it either (the
+ * connector creates it and loads peers through it); what a caller may want to know — the agent's peer count and
+ * registered bytes — {@link Connector#remoteAgentCount()} and {@link Connector#registeredBytes()} report. The
  * transport agent owns the peers' lifetime (loading the same metadata again is a lookup there; it unloads when it
  * chooses), so nothing here can unload a peer under a live transfer.
  */
-public final class Connection {
+final class Connection {
 
     private final Connector connector;
     private final int number;
@@ -43,17 +44,17 @@ public final class Connection {
     }
 
     /** The agent's name, {@code <workerId>-<number>}: what peers know it by. */
-    public String name() {
+    String name() {
         return name;
     }
 
     /** This connection's number within its connector, from 1. */
-    public int number() {
+    int number() {
         return number;
     }
 
     /** The connector that owns it. */
-    public Connector connector() {
+    Connector connector() {
         return connector;
     }
 
@@ -64,12 +65,12 @@ public final class Connection {
         }
         if (agent == null) {
             agent = connector.createAgent(this);
-            registrations = new RegistrationCache(agent);
+            registrations = new RegistrationCache(agent, connector.backendName());
         }
     }
 
     /** This agent's metadata (raw, not encoded): what a peer loads to reach it. */
-    public byte[] metadata() {
+    byte[] metadata() {
         return agent().localMetadata();
     }
 
@@ -97,7 +98,7 @@ public final class Connection {
     }
 
     /** Number of peers the agent holds loaded. */
-    public int remoteAgentCount() {
+    int remoteAgentCount() {
         TransportAgent loaded;
         synchronized (this) {
             loaded = closed ? null : agent;
@@ -106,7 +107,7 @@ public final class Connection {
     }
 
     /** Bytes of local memory currently registered through this connection. */
-    public long registeredBytes() {
+    long registeredBytes() {
         RegistrationCache cache;
         synchronized (this) {
             cache = registrations;

@@ -3,6 +3,7 @@ package io.nixlconnect;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.TransportAgent;
+import io.nixlconnect.transport.TransportException;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -13,11 +14,14 @@ import java.util.Map;
 final class RegistrationCache {
 
     private final TransportAgent agent;
+    /** The transport's name, for what a refusal says. */
+    private final String backend;
     private final Map<MemoryRegion, Entry> entries = new HashMap<>();
     private long registeredBytes;
 
-    RegistrationCache(TransportAgent agent) {
+    RegistrationCache(TransportAgent agent, String backend) {
         this.agent = agent;
+        this.backend = backend;
     }
 
     /** Registers {@code region} (or counts one more holder of its registration) for a holder that keeps the claim as an object. */
@@ -39,7 +43,13 @@ final class RegistrationCache {
             }
         }
         // Registration can be slow (NIXL pins pages); do it outside the lock, then reconcile.
-        MemoryRegistration registration = agent.registerMemory(region);
+        MemoryRegistration registration;
+        try {
+            registration = agent.registerMemory(region);
+        } catch (TransportException e) {
+            throw TransportFailureException.of(backend, "register " + region.length() + " bytes of "
+                    + region.type() + " memory", e);
+        }
         synchronized (this) {
             Entry entry = entries.get(region);
             if (entry != null) {

@@ -184,7 +184,7 @@ class DynamoInteropTest {
 
     private void moduleReads(List<Descriptor> descriptors, boolean hex) throws Exception {
         ReadableOperation readable = connector.createReadable(descriptors);
-        RdmaMetadata metadata = readable.metadata(hex);
+        RdmaMetadata metadata = hex ? readable.hexEncodedMetadata() : readable.metadata();
 
         peer.send("read " + metadata.toJson());
 

@@ -68,6 +68,8 @@ public class NixlConnectProperties implements Validator {
 
     private final Shutdown shutdown = new Shutdown();
 
+    private final ProblemDetails problemDetails = new ProblemDetails();
+
     @Override
     public boolean supports(Class<?> type) {
         return type == NixlConnectProperties.class || type == Embedded.class || type == Limits.class
@@ -255,6 +257,10 @@ public class NixlConnectProperties implements Validator {
 
     public Shutdown getShutdown() {
         return shutdown;
+    }
+
+    public ProblemDetails getProblemDetails() {
+        return problemDetails;
     }
 
     /** {@code nixl.connect.backend} for "NIXL when it loads, else the embedded transport". */
@@ -582,6 +588,25 @@ public class NixlConnectProperties implements Validator {
 
         public void setGracePeriod(Duration gracePeriod) {
             this.gracePeriod = gracePeriod;
+        }
+    }
+
+    /** HTTP answers of a web application whose request handlers let the library's exceptions escape. */
+    public static class ProblemDetails {
+
+        /**
+         * Whether the library's exceptions become RFC 9457 problem details (503 at capacity or shutting down, 504 on
+         * a timeout, 502 when a peer fails, 400 for invalid metadata) instead of a generic 500. The application's own
+         * exception handlers always win.
+         */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
         }
     }
 }

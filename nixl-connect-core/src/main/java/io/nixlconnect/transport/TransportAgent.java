@@ -3,6 +3,7 @@ package io.nixlconnect.transport;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One transport endpoint: registers local memory, publishes metadata, loads peers and moves bytes.
@@ -19,7 +20,7 @@ public interface TransportAgent extends AutoCloseable {
     Map<String, Object> details();
 
     /** {@code host:port} peers connect to, where the backend has one address; {@code null} otherwise. */
-    default String endpoint() {
+    default @Nullable String endpoint() {
         return null;
     }
 

@@ -104,6 +104,17 @@ final class EmbeddedServer {
         return connections.size();
     }
 
+    /** Open connections that wait for their next request (not in one): for tests. */
+    int connectionsWaitingForRequest() {
+        int waiting = 0;
+        for (Connection connection : connections) {
+            if (connection.waitingSince != Connection.BUSY) {
+                waiting++;
+            }
+        }
+        return waiting;
+    }
+
     /** Threads serving connections now. */
     int handlerThreads() {
         return handlers.getPoolSize();
@@ -236,7 +247,7 @@ final class EmbeddedServer {
                 try {
                     more = connection.readHead(link, head);
                 } catch (Wire.UnexpectedHelloException e) {
-                    PeerAuthentication.refuseUnexpectedHello(link);
+                    authentication.refuseUnexpectedHello(link);
                     return;
                 } catch (Wire.OutdatedPeerException e) {
                     Wire.writeError(link, e.getMessage()); // version 1 reads responses the same way

@@ -3,6 +3,7 @@ package io.nixlconnect.transport.embedded;
 import io.nixlconnect.transport.EndListener;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
+import io.nixlconnect.transport.TransferAttributes;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransferState;
@@ -130,14 +131,12 @@ final class EmbeddedTransfer implements TransferHandle {
     }
 
     /**
-     * {@code transport=embedded}, {@code backend=tcp} (its one path) and the peer's {@code host:port}; {@code streams}
-     * when the bytes went over several connections ({@link StripedTransfer}).
+     * Backend {@code tcp} (its one path), the peer's {@code host:port}, and the connections the bytes went over
+     * ({@link StripedTransfer}).
      */
     @Override
-    public java.util.Map<String, Object> attributes() {
-        int n = streams;
-        return n > 1 ? java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint, "streams", n)
-                : java.util.Map.of("transport", "embedded", "backend", "tcp", "peer", endpoint);
+    public TransferAttributes attributes() {
+        return new TransferAttributes("embedded", "tcp", endpoint, streams, null);
     }
 
     @Override

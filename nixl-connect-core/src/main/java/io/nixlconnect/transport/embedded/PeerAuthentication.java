@@ -8,13 +8,16 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.security.cert.Certificate;
+import java.util.concurrent.TimeUnit;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-import java.security.cert.Certificate;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
 import javax.net.ssl.SSLSocket;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What a connection goes through before its first request: TLS when an {@link SSLContext} is set (both sides
@@ -39,6 +42,8 @@ import javax.net.ssl.SSLSocket;
  * the client's hello to the real server is at another endpoint (and, over TLS, shows another certificate): the
  * server's proof does not hold for the client, and the client's would not hold for the server, so the relay ends
  * with nothing. The older handshake (magic "NXCA", proofs bound to the nonces alone) is refused.
+ * A peer the server refuses for the secret (none, another one, one where this server has none, or a proof bound to
+ * another endpoint) is logged at WARN, at most once a minute per server, with the count of those not logged.
  */
 final class PeerAuthentication {
 
@@ -49,10 +54,16 @@ final class PeerAuthentication {
     static final int PROOF = 32;
     static final byte[] SERVER_ROLE = "server".getBytes(StandardCharsets.US_ASCII);
     static final byte[] CLIENT_ROLE = "client".getBytes(StandardCharsets.US_ASCII);
+    private static final Logger log = LoggerFactory.getLogger(PeerAuthentication.class);
+    /** At most one WARN about refused peers per this interval: a misconfigured fleet must not flood the log. */
+    static final long REFUSAL_LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     private final SSLContext ssl;
     private final byte[] secret;
     private final SecureRandom random = new SecureRandom();
+    private boolean refusalLogged;
+    private long lastRefusalLogNanos;
+    private int refusalsNotLogged;
 
     PeerAuthentication(SSLContext ssl, String sharedSecret) {
         this.ssl = ssl;
@@ -113,11 +124,13 @@ final class PeerAuthentication {
             return null;
         }
         if (hello.getInt(0) == UNBOUND_HELLO_MAGIC) {
+            refused(link, "it sent the older, unbound shared-secret hello (an older nixl-connect)");
             Wire.writeError(link, "this peer refuses the older shared-secret handshake, whose proofs a relaying peer "
                     + "could pass on: upgrade nixl-connect on the connecting side");
             return null;
         }
         if (hello.getInt(0) != HELLO_MAGIC) {
+            refused(link, "it sent no proof of the shared secret (it has none set, or is no nixl-connect peer)");
             Wire.writeError(link, "this peer requires authentication: set the same embedded shared secret on both sides");
             return null;
         }
@@ -131,8 +144,15 @@ final class PeerAuthentication {
         answer.put(Wire.OK).put(serverNonce).put(proof(SERVER_ROLE, clientNonce, serverNonce, binding)).flip();
         link.writeFully(answer);
         ByteBuffer clientProof = ByteBuffer.allocate(PROOF);
-        link.readFully(clientProof);
+        if (!link.readFullyOrEof(clientProof)) {
+            // what a peer with another secret does: it finds this server's proof wrong and hangs up
+            refused(link, "it rejected this connector's proof of the shared secret and closed: its secret differs, or it "
+                    + "was connected to another endpoint");
+            return null;
+        }
         if (!MessageDigest.isEqual(clientProof.array(), proof(CLIENT_ROLE, serverNonce, clientNonce, binding))) {
+            refused(link, "its proof of the shared secret is wrong: its secret differs, or it relays another endpoint's "
+                    + "handshake");
             Wire.writeError(link, "authentication failed: the shared secret does not match");
             return null;
         }
@@ -141,7 +161,8 @@ final class PeerAuthentication {
     }
 
     /** Answers a peer that offers authentication to a server that has no secret. */
-    static void refuseUnexpectedHello(Link link) throws IOException {
+    void refuseUnexpectedHello(Link link) throws IOException {
+        refused(link, "it offers a proof of a shared secret, and this connector has none set");
         Wire.writeError(link, "this peer has no embedded shared secret configured; set the same secret on both sides or none");
     }
 
@@ -183,6 +204,26 @@ final class PeerAuthentication {
         } catch (GeneralSecurityException e) {
             throw new IOException("cannot bind the handshake to the TLS certificates: " + e.getMessage(), e);
         }
+    }
+
+    /** Logs a peer refused for the shared secret: one WARN per {@link #REFUSAL_LOG_INTERVAL_NANOS}, the rest counted. */
+    private void refused(Link link, String why) {
+        int notLogged;
+        synchronized (this) {
+            long now = System.nanoTime();
+            if (refusalLogged && now - lastRefusalLogNanos < REFUSAL_LOG_INTERVAL_NANOS) {
+                refusalsNotLogged++;
+                return;
+            }
+            refusalLogged = true;
+            lastRefusalLogNanos = now;
+            notLogged = refusalsNotLogged;
+            refusalsNotLogged = 0;
+        }
+        log.warn("Embedded transport: refused a connection from {}: {}. Set the same shared secret on every peer "
+                        + "(embedded shared-secret, nixl.connect.embedded.shared-secret), or none on any{}",
+                link.channel.socket().getInetAddress(), why,
+                notLogged == 0 ? "" : " (" + notLogged + " more refused since the last such warning)");
     }
 
     private Link wrap(SocketChannel channel, String host, int port, boolean client) throws IOException {

@@ -7,6 +7,7 @@ import io.nixlconnect.transport.TransportUnavailableException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How to find and configure NIXL; every default is defined here, once. Start from {@link #defaults()} and
@@ -22,7 +23,7 @@ import java.util.Map;
  *                          this transport's progress loop drives NIXL; {@code >= 0}: NIXL also runs its
  *                          progress thread, pausing that many microseconds between rounds (0 spins a core)
  */
-public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backends,
+public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, List<String> backends,
         Map<String, String> backendParameters, long nixlProgressThreadDelayMicros) implements TransportSettings {
 
     /** The backend's name. */
@@ -54,11 +55,11 @@ public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backend
         return new NixlSettings(null, null, DEFAULT_BACKENDS, Map.of(), DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS);
     }
 
-    public NixlSettings withLibraryDir(Path dir) {
+    public NixlSettings withLibraryDir(@Nullable Path dir) {
         return new NixlSettings(dir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros);
     }
 
-    public NixlSettings withPluginDir(Path dir) {
+    public NixlSettings withPluginDir(@Nullable Path dir) {
         return new NixlSettings(libraryDir, dir, backends, backendParameters, nixlProgressThreadDelayMicros);
     }
 

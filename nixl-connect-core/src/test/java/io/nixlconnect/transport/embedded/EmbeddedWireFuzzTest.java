@@ -2,6 +2,7 @@ package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryRegion;
@@ -173,10 +174,7 @@ class EmbeddedWireFuzzTest {
                         .isEqualTo(readableContent);
             }
             fresh.notified().get(10, TimeUnit.SECONDS);
-            long settle = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (served.transport.server().connectionCount() > 0 && System.nanoTime() < settle) {
-                Thread.sleep(20);
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> served.transport.server().connectionCount() == 0);
             assertThat(served.transport.server().connectionCount()).isZero();
             Reference.reachabilityFence(writableBuffer); // its native memory must outlive the server's use of it
         }
