@@ -31,6 +31,16 @@ final class GrantProof {
     static final int BYTES = 32;
     private static final byte[] LABEL = "nixl-connect same-host grant v1".getBytes(StandardCharsets.US_ASCII);
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Where a reader's thread reads proofs into, reused. */
+    private static final ThreadLocal<Memory> LANDING = ThreadLocal.withInitial(() -> new Memory(BYTES));
+    /** One MAC per thread: looking the algorithm up costs more than the MAC of a few ranges. */
+    private static final ThreadLocal<Mac> MACS = ThreadLocal.withInitial(() -> {
+        try {
+            return Mac.getInstance("HmacSHA256");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is unavailable in this JVM", e);
+        }
+    });
 
     private GrantProof() {
     }
@@ -44,11 +54,11 @@ final class GrantProof {
     /** The proof of a grant of {@code count} ranges by process {@code pid}, for {@code credential} and {@code challenge}. */
     static byte[] compute(byte[] credential, byte[] challenge, long pid, long[] addresses, long[] lengths, int count) {
         try {
-            Mac mac = Mac.getInstance("HmacSHA256");
+            Mac mac = MACS.get();
             mac.init(new SecretKeySpec(credential, "HmacSHA256"));
             mac.update(LABEL);
             mac.update(challenge);
-            ByteBuffer numbers = ByteBuffer.allocate(16 * 256);
+            ByteBuffer numbers = ByteBuffer.allocate(16 * Math.min(count + 1, 256));
             numbers.putLong(pid).putLong(count);
             for (int i = 0; i < count; i++) {
                 if (!numbers.hasRemaining()) {
@@ -95,7 +105,8 @@ final class GrantProof {
             return "the peer granted a copy from an invalid pid " + pid;
         }
         byte[] found;
-        try (Memory landing = new Memory(BYTES)) {
+        Memory landing = LANDING.get();
+        try {
             landing.clear();
             CrossMemoryAttach.read((int) pid, Pointer.nativeValue(landing), proofAddress, BYTES, () -> false);
             found = landing.getByteArray(0, BYTES);

@@ -103,6 +103,29 @@ class SameHostConfusedDeputyTest {
         }
     }
 
+    /**
+     * A reader from before grant proofs (type 5, no challenge) would copy from whatever pid it is told: it is declined,
+     * not granted, and streams the same ranges on the same connection. Before, it was granted this process's pid.
+     */
+    @Test
+    void anOlderReadersUnboundGrantIsDeclinedAndItStreams() throws Exception {
+        byte[] content = EmbeddedCredentialTest.random(1 << 17);
+        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "owner", TransferOp.READ, content);
+             RawPeer older = new RawPeer(served.port())) {
+            older.send(RawPeer.request(Wire.READ_GRANT_UNBOUND, "owner", served.credential, served.address,
+                    content.length));
+            assertThat(older.readBytes(1)[0]).as("declined, not granted").isEqualTo(Wire.DECLINED);
+            int length = ByteBuffer.wrap(older.readBytes(2)).getShort() & 0xFFFF;
+            assertThat(new String(older.readBytes(length), StandardCharsets.UTF_8)).contains("not bound");
+            older.send(RawPeer.request(Wire.READ, "owner", served.credential, served.address, content.length));
+            assertThat(older.answer()).isEqualTo(RawPeer.Answer.OK);
+            assertThat(older.readBytes(content.length)).isEqualTo(content);
+            older.send(RawPeer.request(Wire.NOTIFY, "owner", served.credential));
+            assertThat(older.answer()).isEqualTo(RawPeer.Answer.OK);
+            served.window.notified().get(10, TimeUnit.SECONDS);
+        }
+    }
+
     private static int bytesOfTheSecret(byte[] landed, byte[] secret) {
         int same = 0;
         for (int i = 0; i < landed.length; i++) {
