@@ -89,6 +89,19 @@ public interface TransportAgent extends AutoCloseable {
     }
 
     /**
+     * Tells a peer, best effort, that the transfer to it posted with {@code notification} ended without delivering it
+     * (it failed, timed out or was cancelled), so that the passive operation waiting for that notification ends
+     * ERRORED at once, naming this agent and {@code cause}, rather than at its own timeout. The connector calls it
+     * once per such transfer, from any thread: it returns without waiting for the peer and never throws. A peer that
+     * does not know the report ignores it (a Python Dynamo worker matches only its own exact notification key).
+     * Default: nothing, and the peer waits for its own timeout.
+     *
+     * @param cause why the transfer ended, for the peer's exceptions and logs; the backend bounds its length
+     */
+    default void reportFailure(String remoteAgentName, byte[] notification, String cause) {
+    }
+
+    /**
      * Opens a passive window: the listed regions become reachable by peers for {@code access}, and the
      * window's {@link PassiveWindow#notified()} completes when a peer sends {@code notification}.
      * Backends that cannot restrict remote access (NIXL exposes every registered region) still dispatch

@@ -292,6 +292,24 @@ final class EmbeddedAgent implements TransportAgent {
         return window;
     }
 
+    /** The open window whose credential is {@code credential}, whatever its access; null when there is none. */
+    EmbeddedWindow window(byte[] credential) {
+        return windowsByNotification.get(NotificationKey.lookup(credential));
+    }
+
+    /**
+     * Sends the peer a {@link Wire#FAIL} report on an I/O worker (see {@link TransportAgent#reportFailure}); a peer
+     * not loaded, or a transport closing, drops it.
+     */
+    @Override
+    public void reportFailure(String remoteAgentName, byte[] notification, String cause) {
+        LoadedPeer peer = remotes.get(remoteAgentName);
+        if (peer == null || closed || notification.length == 0 || notification.length > Wire.MAX_CREDENTIAL) {
+            return;
+        }
+        transport.reportFailure(peer, name, notification, cause);
+    }
+
     /**
      * Counts a notification for the window waiting for it; null when none waits (or it has all it expects). The
      * window leaves the table when it closes, after its last notification.

@@ -294,6 +294,7 @@ final class EmbeddedServer {
                 connection.notified(notified);
                 yield true;
             }
+            case Wire.FAIL -> failWindow(connection, link, agent, head);
             // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
             case Wire.READ -> moveRanges(connection, link, agent, head, TransferOp.READ);
             case Wire.IDENTIFY -> {
@@ -537,6 +538,29 @@ final class EmbeddedServer {
             throw new Wire.ProtocolException("inline request of more than " + Wire.INLINE_MAX_BYTES + " bytes");
         }
         return ranges;
+    }
+
+    /**
+     * A peer reports that its transfer for a window ended without notifying ({@link Wire#FAIL}): the window, if one
+     * waits for that credential, ends ERRORED with the peer's words (a fan-out readable waits on for its other
+     * readers, as when a reader's connection drops). The report is read within the read timeout, only once the
+     * credential named a live window; otherwise the answer is the one any unknown credential gets.
+     *
+     * @return whether the connection is still in step
+     */
+    private boolean failWindow(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
+            throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.window(head.credential());
+        if (window == null) {
+            Wire.writeError(link, "no passive operation waits for this notification (completed, closed or never created)");
+            return false; // the report is left unread
+        }
+        String[] report = connection.readFailureReport(link);
+        window.peerLost("the peer '" + report[0] + "' (" + connection.address.getHostAddress()
+                + ") reported that its transfer ended without notifying: " + report[1]);
+        Wire.writeOk(link);
+        connection.served();
+        return true;
     }
 
     private static void refuse(Link link, TransferOp access) throws IOException {
@@ -797,6 +821,16 @@ final class EmbeddedServer {
             partDeadline = deadline(GrantProof.CHALLENGE_BYTES);
             try {
                 return Wire.readChallenge(link);
+            } finally {
+                partDeadline = 0;
+            }
+        }
+
+        /** Reads the rest of a {@link Wire#FAIL} report, at the floor rate as for ranges. */
+        String[] readFailureReport(Link link) throws IOException {
+            partDeadline = deadline(4 + FailureReports.MAX_NAME_BYTES + FailureReports.MAX_CAUSE_BYTES);
+            try {
+                return Wire.readFailureReport(link);
             } finally {
                 partDeadline = 0;
             }

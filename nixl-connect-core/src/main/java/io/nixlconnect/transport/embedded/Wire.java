@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.internal.FailureReports;
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryType;
 import java.io.IOException;
@@ -19,6 +20,8 @@ import java.util.Arrays;
  * READ   request → response → (OK) the ranges' bytes in order      ; then the client sends NOTIFY
  * WRITE  request → response → (OK) client sends the ranges' bytes → response (after the notification)
  * NOTIFY request (count 0) → response (OK once delivered to a waiting window)
+ * FAIL   request (count 0) reporterLen:short reporter causeLen:short cause → response (OK once the window that
+ *        waits alone for this credential has ended ERRORED; ERROR, and the connection dropped, when none does)
  * WRITE_STRIPE  request → response → (OK) client sends the ranges' bytes → response (OK once they are in; no
  *        notification: one large WRITE striped over several connections sends its NOTIFY after every stripe's OK)
  *
@@ -71,10 +74,17 @@ final class Wire {
      */
     static final byte WRITE_STRIPE = 8;
     /**
+     * The active side's transfer with this credential ended without notifying (failed, timed out, cancelled): the
+     * head (count 0) is followed by {@code reporterLen:u16 reporter causeLen:u16 cause}, both UTF-8 and bounded
+     * ({@link FailureReports}). The server ends the window it names ERRORED and answers OK, or answers ERROR when no
+     * window waits for it (and drops the connection, the rest unread). Peers from before it drop the connection.
+     */
+    static final byte FAIL = 9;
+    /**
      * A same-host copy grant proven by the owner from its own memory ({@link GrantProof}). Peers from before it drop the
      * connection on it without an answer: the reader then takes TCP for that peer.
      */
-    static final byte READ_GRANT = 9;
+    static final byte READ_GRANT = 10;
     static final byte OK = 0;
     static final byte ERROR = 1;
     static final byte DECLINED = 2;
@@ -229,7 +239,7 @@ final class Wire {
             throw new ProtocolException("credential length " + credentialLength + " out of range");
         }
         int count = head.getInt();
-        if (count < 0 || count > MAX_RANGES || ((type == NOTIFY || type == IDENTIFY) && count != 0)
+        if (count < 0 || count > MAX_RANGES || ((type == NOTIFY || type == IDENTIFY || type == FAIL) && count != 0)
                 || ((type == READ_INLINE || type == WRITE_INLINE) && count > INLINE_MAX_RANGES)) {
             throw new ProtocolException("range count " + count + " out of range");
         }
@@ -510,6 +520,38 @@ final class Wire {
 
     static void readFully(Link link, ByteBuffer buffer) throws IOException {
         link.readFully(buffer);
+    }
+
+    /** Sends a {@link #FAIL} report for the window {@code credential} of agent {@code agent} (UTF-8). */
+    static void writeFailureReport(Link link, byte[] agent, byte[] credential, String reporter, String cause)
+            throws IOException {
+        byte[] who = FailureReports.utf8Bounded(reporter, FailureReports.MAX_NAME_BYTES);
+        byte[] why = FailureReports.utf8Bounded(cause, FailureReports.MAX_CAUSE_BYTES);
+        ByteBuffer buffer = link.scratch(requestBytes(agent, credential, 0) + 4 + who.length + why.length);
+        buffer.putInt(MAGIC).put(FAIL).putShort((short) agent.length).putShort((short) credential.length).putInt(0)
+                .put(agent).put(credential).putShort((short) who.length).put(who).putShort((short) why.length).put(why);
+        writeFully(link, buffer.flip());
+    }
+
+    /**
+     * Reads the rest of a {@link #FAIL} report: {reporter, cause}, each made printable.
+     *
+     * @throws ProtocolException when a length exceeds its bound
+     */
+    static String[] readFailureReport(Link link) throws IOException {
+        String reporter = readBoundedText(link, FailureReports.MAX_NAME_BYTES);
+        String cause = readBoundedText(link, FailureReports.MAX_CAUSE_BYTES);
+        return new String[] {reporter, cause};
+    }
+
+    private static String readBoundedText(Link link, int maxBytes) throws IOException {
+        int length = readExactly(link, 2).getShort() & 0xFFFF;
+        if (length > maxBytes) {
+            throw new ProtocolException("failure report text of " + length + " bytes (at most " + maxBytes + ")");
+        }
+        byte[] text = new byte[length];
+        readExactly(link, length).get(text);
+        return FailureReports.printable(text, 0, length, maxBytes);
     }
 
     /** The next {@code length} bytes, in the link's scratch buffer (valid until its next use). */

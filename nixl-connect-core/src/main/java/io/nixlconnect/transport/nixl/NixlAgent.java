@@ -82,6 +82,11 @@ final class NixlAgent implements TransportAgent {
     }
 
     @Override
+    public void reportFailure(String remoteAgentName, byte[] notification, String cause) {
+        core.reportFailure(remoteAgentName, notification, cause);
+    }
+
+    @Override
     public PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification,
             int notifications) {
         return core.openWindow(access, regions, notification, notifications);

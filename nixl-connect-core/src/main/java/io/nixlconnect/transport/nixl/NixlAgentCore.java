@@ -51,6 +51,12 @@ final class NixlAgentCore implements ProgressLoop.Work {
      */
     static final long UNAWAITED_DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     static final long DRAIN_BYTES_PER_SECOND = 100_000_000L;
+    /**
+     * How long after sending a failure report the loop keeps progressing UCX at its busy pace. Over TCP the report
+     * goes out behind whatever of the released transfer UCX still had queued to that peer (a cancelled WRITE's
+     * bytes), and only as fast as this agent's worker is progressed: idle, the loop progresses it every 10 ms.
+     */
+    static final long REPORT_PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The fixed part of {@link #drainLimitNanos}; tests shorten it. */
     static volatile long drainBaseNanos = TimeUnit.SECONDS.toNanos(2);
 
@@ -83,6 +89,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private volatile boolean closed;
     private volatile long transfersPosted;
     private volatile long notificationsReceived;
+    /** When the last failure report was sent (see {@link #REPORT_PROGRESS_NANOS}); 0: never. */
+    private volatile long lastReportNanos;
     private long lastDrainNanos; // progress thread only
 
     NixlAgentCore(String name, NixlSettings settings, Consumer<NixlAgentCore> onClose) {
@@ -402,6 +410,43 @@ final class NixlAgentCore implements ProgressLoop.Work {
         }
     }
 
+    /**
+     * Sends {@code remote} a {@link FailureNotification} for {@code notification} (see
+     * {@code TransportAgent#reportFailure}): one {@code genNotif}, which queues the message and returns. Best effort:
+     * a peer no longer loaded, a closed agent or NIXL's refusal drop it, logged at DEBUG; never throws.
+     */
+    void reportFailure(String remote, byte[] notification, String cause) {
+        byte[] report = FailureNotification.encode(notification, cause);
+        if (report == null) {
+            return;
+        }
+        lifecycle.readLock().lock();
+        try {
+            if (agent == 0) {
+                return;
+            }
+            int status;
+            synchronized (peers) { // the peer cannot be unloaded between the check and the send
+                if (!peers.isLoaded(remote)) {
+                    log.debug("NIXL agent {}: failure report to {} dropped: the peer is no longer loaded", name, remote);
+                    return;
+                }
+                status = NixlCapi.nixl_capi_gen_notif(agent, remote, report, report.length, 0);
+            }
+            if (status != NixlCapi.SUCCESS) {
+                log.debug("NIXL agent {}: failure report to {} not sent: {}", name, remote, NixlCapi.statusName(status));
+            } else {
+                long now = System.nanoTime();
+                lastReportNanos = now == 0 ? 1 : now;
+                progress.wake();
+            }
+        } catch (RuntimeException e) {
+            log.debug("NIXL agent {}: failure report to {} not sent", name, remote, e);
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+    }
+
     void forget(NixlTransfer transfer) {
         inFlight.remove(transfer);
     }
@@ -568,7 +613,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (agents == 0) {
             return 0;
         }
-        List<byte[]> received = new ArrayList<>();
+        // Notifications (byte[]), and the failure reports among them (FailureNotification.Received), in the
+        // order they came: a reader that failed and then read again is seen in that order.
+        List<Object> received = new ArrayList<>();
         long[] data = new long[1];
         long[] len = new long[1];
         for (long a = 0; a < agents; a++) {
@@ -580,13 +627,29 @@ final class NixlAgentCore implements ProgressLoop.Work {
             long count = size[0];
             for (long i = 0; i < count; i++) {
                 if (NixlCapi.nixl_capi_notif_map_get_notif(notifMap, from, i, data, len) == NixlCapi.SUCCESS) {
-                    received.add(len[0] == 0 ? new byte[0] : new Pointer(data[0]).getByteArray(0, (int) len[0]));
+                    byte[] bytes = len[0] == 0 ? new byte[0] : new Pointer(data[0]).getByteArray(0, (int) len[0]);
+                    if (FailureNotification.isReport(bytes)) {
+                        FailureNotification.Received report = FailureNotification.parse(bytes, from);
+                        if (report != null) {
+                            received.add(report);
+                        }
+                    } else {
+                        received.add(bytes);
+                    }
                 }
             }
         }
         NixlCapi.nixl_capi_notif_map_clear(notifMap);
         notificationsReceived += received.size();
-        received.forEach(dispatcher::deliver);
+        for (Object each : received) {
+            if (each instanceof byte[] notification) {
+                dispatcher.deliver(notification);
+            } else if (each instanceof FailureNotification.Received report
+                    && !dispatcher.peerFailed(report.key(), report.peer(), report.cause())) {
+                log.debug("NIXL agent {}: a failure report from {} names no operation waiting alone for it; dropped",
+                        name, report.peer());
+            }
+        }
         return received.size();
     }
 
@@ -640,7 +703,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     @Override
     public boolean busy() {
-        return transfersInFlight() || dispatcher.waitingCount() > 0;
+        long report = lastReportNanos;
+        return transfersInFlight() || dispatcher.waitingCount() > 0
+                || report != 0 && System.nanoTime() - report < REPORT_PROGRESS_NANOS;
     }
 
     @Override

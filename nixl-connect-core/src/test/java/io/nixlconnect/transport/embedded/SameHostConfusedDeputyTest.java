@@ -255,14 +255,14 @@ class SameHostConfusedDeputyTest {
                     }
                     switch (type) {
                         case 4 -> out.write(identifyTheBystander()); // IDENTIFY
-                        case 5, 9 -> { // READ_GRANT before grant proofs (5), and with them (9)
-                            if (type == 9) {
+                        case 5, 10 -> { // READ_GRANT before grant proofs (5), and with them (10)
+                            if (type == 10) {
                                 in.readFully(new byte[GrantProof.CHALLENGE_BYTES]);
                             }
                             grants.incrementAndGet();
                             out.writeByte(Wire.OK);
                             out.writeLong(bystanderPid);
-                            if (type == 9) {
+                            if (type == 10) {
                                 out.writeLong(bystanderAddress);
                             }
                             out.flush();
