@@ -16,7 +16,8 @@ import java.util.function.BooleanSupplier;
  * where it would allow {@code ptrace} attach (same user, or {@code CAP_SYS_PTRACE}, and Yama permitting).
  *
  * <p>Only this class calls the two functions; callers validate every address first (the local side is
- * registered memory, the remote side a range the peer granted).
+ * registered memory, the remote side a range of the metadata the reader was handed, granted by the process that
+ * proved it owns the window: {@link GrantProof}).
  */
 final class CrossMemoryAttach {
 

@@ -432,11 +432,14 @@ final class EmbeddedTransfer implements TransferHandle {
     }
 
     /**
-     * A READ from a peer on this host whose memory this process can read (found out by a probe, once per
-     * peer): the peer grants the ranges and keeps them pinned; this side copies them into its own memory with
-     * cross-memory attach — nobody writes into another process — and reports, and the peer delivers the
-     * notification. Falls back (returns false, the connection still fit for {@link #execute}) when the peer
-     * declines, the local memory is GPU memory, or the kernel refuses the copy.
+     * A READ from a peer on this host (its IDENTIFY named this host's kernel, once per peer): the peer grants the
+     * ranges and keeps them pinned; this side checks that the granted pid is the process that owns the window — it
+     * holds, in its own memory, the proof of this request's fresh challenge bound to the credential and the ranges
+     * ({@link GrantProof}) — then copies exactly the ranges of the metadata it was handed (the grant names no range)
+     * into its own memory with cross-memory attach — nobody writes into another process — and reports, and the peer
+     * delivers the notification. Falls back (returns false, the connection still fit for {@link #execute}) when the
+     * peer declines, the local memory is GPU memory, the proof does not hold (that peer is read over TCP from then on),
+     * or the kernel refuses the copy.
      *
      * @return whether the transfer is done
      */
@@ -458,11 +461,20 @@ final class EmbeddedTransfer implements TransferHandle {
         }
         StringBuilder refused = new StringBuilder();
         Wire.Grant grant;
+        byte[] challenge = GrantProof.challenge();
         try {
-            Wire.writeRequest(ch, Wire.READ_GRANT, peerAgent, notification, remoteAddresses, lengths);
+            Wire.writeGrantRequest(ch, peerAgent, notification, remoteAddresses, lengths, challenge);
             grant = Wire.readGrant(ch, refused);
         } catch (IOException e) {
-            throw cancelled ? e : new StaleConnectionException(e, false); // unanswered: the peer touched nothing
+            if (cancelled) {
+                throw e;
+            }
+            if (!reused) {
+                // A peer from before grant proofs drops a fresh connection on READ_GRANT: TCP from now on.
+                sameHost.failed("peer does not offer proven same-host copy (" + e.getMessage() + ")");
+                throw new StaleConnectionException(e, true);
+            }
+            throw new StaleConnectionException(e, false); // unanswered: the peer touched nothing
         }
         if (grant == null) {
             throw new TransportException(describe() + " refused by the peer: " + refused);
@@ -474,6 +486,15 @@ final class EmbeddedTransfer implements TransferHandle {
             Wire.writeCopyOutcome(ch, false); // the peer restarted since the probe: probe again next time
             expectOk(ch, ": ");
             sameHost.forget(known);
+            return false;
+        }
+        String unproven = GrantProof.verify(grant.pid(), grant.proofAddress(), notification, challenge,
+                remoteAddresses, lengths);
+        if (unproven != null) {
+            Wire.writeCopyOutcome(ch, false); // nothing was copied: stream from this peer instead, now and from now on
+            expectOk(ch, ": ");
+            sameHost.failed(unproven);
+            log.debug("Embedded transport: no same-host copy from {}: {}", endpoint, unproven);
             return false;
         }
         path = SameHostPeer.CROSS_MEMORY_ATTACH;
@@ -489,6 +510,14 @@ final class EmbeddedTransfer implements TransferHandle {
                     () -> cancelled || ch.hasUnreadInput());
             if (ch.hasUnreadInput()) {
                 throw new IOException("revoked");
+            }
+            // The owner keeps its proof until this side reports: still there, the pid still named the owner
+            // throughout (had the owner died and its pid been reused meanwhile, the new process holds no proof).
+            String gone = GrantProof.verify(grant.pid(), grant.proofAddress(), notification, challenge,
+                    remoteAddresses, lengths);
+            if (gone != null) {
+                throw new TransportException(describe() + " failed: the granting process changed during the copy ("
+                        + gone + ")");
             }
         } catch (CrossMemoryAttach.CopyException e) {
             // The kernel refused (permissions changed) or a range is unmapped: report, then stream instead.
@@ -511,7 +540,7 @@ final class EmbeddedTransfer implements TransferHandle {
         return true;
     }
 
-    /** Asks the peer who it is and tries to read its probe token; remembers the outcome for the peer. */
+    /** Asks the peer who it is (a hint: each grant is proven on its own); remembers the outcome for the peer. */
     private SameHostPeer.State probe(Link ch, boolean reused, SameHostPeer sameHost) throws IOException {
         StringBuilder declined = new StringBuilder();
         SameHostIdentity identity;

@@ -137,6 +137,11 @@ abstract class Link implements AutoCloseable {
         }
     }
 
+    /** The TLS session, or null for a plain link. */
+    javax.net.ssl.SSLSession tlsSession() {
+        return null;
+    }
+
     /** Closes the socket at once, from any thread; a blocked read or write fails. */
     void abort() {
         try {
@@ -217,10 +222,18 @@ abstract class Link implements AutoCloseable {
         private final OutputStream out;
         private final byte[] copy = new byte[COPY];
 
+        private final SSLSocket socket;
+
         Tls(SocketChannel channel, SSLSocket socket) throws IOException {
             super(channel);
+            this.socket = socket;
             this.in = socket.getInputStream();
             this.out = socket.getOutputStream();
+        }
+
+        @Override
+        javax.net.ssl.SSLSession tlsSession() {
+            return socket.getSession();
         }
 
         @Override

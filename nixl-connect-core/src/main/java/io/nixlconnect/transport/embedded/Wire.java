@@ -33,11 +33,13 @@ import java.util.Arrays;
  *
  * Same host (cross-memory attach; the side that owns the destination memory copies, nobody writes into
  * another process):
- * IDENTIFY   request (count 0, any credential) → OK pid:long bootId:16 tokenAddress:long token:16
+ * IDENTIFY   request (count 0, any credential) → OK pid:long bootId:16 zero:24 (a hint only: it proves nothing)
  *            | DECLINED messageLen:short message (setting off) | ERROR
- * READ_GRANT request (credential, ranges as READ) → GRANT: OK pid:long, the window stays pinned
- *            | DECLINED messageLen:short message (use READ) | ERROR (refused as a READ would be)
- *            → the client copies, then sends DONE or ABORTED:byte → response (DONE: after the notification)
+ * READ_GRANT request (credential, ranges as READ) challenge:32 → GRANT: OK pid:long proofAddress:long, the window
+ *            stays pinned | DECLINED messageLen:short message (use READ) | ERROR (refused as a READ would be)
+ *            → the client reads the proof (GrantProof) at proofAddress in pid and checks it, copies only if it holds,
+ *            then sends DONE or ABORTED:byte → response (DONE: after the notification)
+ *            The older READ_GRANT_UNBOUND (no challenge, no proof) is declined: such a reader streams.
  *            While granted, the server may send REVOKED (ERROR messageLen:short message) at any time: the window
  *            was closed. The client checks for it between chunks and after its copy, stops, sends ABORTED and
  *            closes the connection; its transfer fails. The server says nothing more on that connection.
@@ -57,7 +59,11 @@ final class Wire {
     static final byte WRITE = 2;
     static final byte NOTIFY = 3;
     static final byte IDENTIFY = 4;
-    static final byte READ_GRANT = 5;
+    /**
+     * The grant of readers from before grant proofs, which copied from whatever pid the peer named: declined, so such a
+     * reader streams instead.
+     */
+    static final byte READ_GRANT_UNBOUND = 5;
     /** A small READ in one round trip: the server sends OK and the bytes, then delivers the notification itself. */
     static final byte READ_INLINE = 6;
     /** A small WRITE in one round trip: the bytes follow the request at once; one answer, after the notification. */
@@ -74,6 +80,11 @@ final class Wire {
      * window waits for it (and drops the connection, the rest unread). Peers from before it drop the connection.
      */
     static final byte FAIL = 9;
+    /**
+     * A same-host copy grant proven by the owner from its own memory ({@link GrantProof}). Peers from before it drop the
+     * connection on it without an answer: the reader then takes TCP for that peer.
+     */
+    static final byte READ_GRANT = 10;
     static final byte OK = 0;
     static final byte ERROR = 1;
     static final byte DECLINED = 2;
@@ -193,13 +204,19 @@ final class Wire {
      * The ranges are left on the link.
      */
     static boolean readHead(Link link, Head into) throws IOException {
+        return readHead(link, into, () -> { });
+    }
+
+    /** {@link #readHead(Link, Head)}, telling {@code begun} once the head's first four bytes are in. */
+    static boolean readHead(Link link, Head into, Runnable begun) throws IOException {
         ByteBuffer head = link.scratch(HEAD);
         if (!link.readFullyOrEof(head.limit(4))) {
             return false;
         }
+        begun.run();
         int magic = head.getInt(0);
         if (magic != MAGIC) {
-            if (magic == PeerAuthentication.HELLO_MAGIC) {
+            if (magic == PeerAuthentication.HELLO_MAGIC || magic == PeerAuthentication.UNBOUND_HELLO_MAGIC) {
                 throw new UnexpectedHelloException();
             }
             if (magic == MAGIC_V1) {
@@ -210,7 +227,7 @@ final class Wire {
         link.readFully(head.limit(HEAD));
         head.position(4);
         byte type = head.get();
-        if (type < READ || type > FAIL) {
+        if (type < READ || type > READ_GRANT) {
             throw new ProtocolException("unknown request type " + type);
         }
         int nameLength = head.getShort() & 0xFFFF;
@@ -328,9 +345,23 @@ final class Wire {
         return null;
     }
 
-    /** Grants a peer the ranges of its READ_GRANT: they stay pinned until it reports. */
-    static void writeGrant(Link channel, long pid) throws IOException {
-        writeFully(channel, channel.scratch(9).put(OK).putLong(pid).flip());
+    /** Sends a READ_GRANT: the request, then the reader's fresh challenge, in one write. */
+    static void writeGrantRequest(Link link, byte[] agent, byte[] credential, long[] addresses, long[] lengths,
+            byte[] challenge) throws IOException {
+        link.writeFully(new ByteBuffer[] {encodeRequest(link, READ_GRANT, agent, credential, addresses, lengths),
+            ByteBuffer.wrap(challenge)});
+    }
+
+    /** Reads the challenge that follows a READ_GRANT's ranges. */
+    static byte[] readChallenge(Link link) throws IOException {
+        byte[] challenge = new byte[GrantProof.CHALLENGE_BYTES];
+        link.readFully(ByteBuffer.wrap(challenge));
+        return challenge;
+    }
+
+    /** Grants a peer the ranges of its READ_GRANT: they stay pinned until it reports; the proof lies at {@code proofAddress}. */
+    static void writeGrant(Link channel, long pid, long proofAddress) throws IOException {
+        writeFully(channel, channel.scratch(17).put(OK).putLong(pid).putLong(proofAddress).flip());
     }
 
     /** Declines a READ_GRANT whose ranges can only go over the socket (GPU memory, setting off). */
@@ -341,8 +372,8 @@ final class Wire {
                 .flip());
     }
 
-    /** A READ_GRANT's answer: the granting pid, or why the peer declined. */
-    record Grant(long pid, String declined) {
+    /** A READ_GRANT's answer: the granting pid and where its proof lies, or why the peer declined. */
+    record Grant(long pid, long proofAddress, String declined) {
     }
 
     /**
@@ -353,7 +384,8 @@ final class Wire {
     static Grant readGrant(Link channel, StringBuilder refused) throws IOException {
         byte status = readExactly(channel, 1).get();
         if (status == OK) {
-            return new Grant(readExactly(channel, 8).getLong(), null);
+            ByteBuffer granted = readExactly(channel, 16);
+            return new Grant(granted.getLong(), granted.getLong(), null);
         }
         if (status != ERROR && status != DECLINED) {
             throw new ProtocolException("bad grant status " + status);
@@ -366,7 +398,7 @@ final class Wire {
             refused.append(message);
             return null;
         }
-        return new Grant(0, message);
+        return new Grant(0, 0, message);
     }
 
     /** The revocation of a grant (its window closed), as an ERROR a reader of any version fails on. */

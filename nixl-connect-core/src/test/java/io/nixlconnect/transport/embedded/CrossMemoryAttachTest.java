@@ -148,28 +148,41 @@ class CrossMemoryAttachTest {
     }
 
     @Test
-    void theProbeReadsThisProcessToken() {
+    void theProbeAcceptsThisHostAndRefusesAnotherHostAndAnInvalidPid() {
         SameHostIdentity self = SameHostIdentity.self();
         assertThat(self.pid()).isEqualTo(PID);
         assertThat(self.probe(self)).isNull();
+        assertThat(self.probe(new SameHostIdentity(self.pid(), new java.util.UUID(1, 2)))).contains("another host");
+        assertThat(self.probe(new SameHostIdentity(-5, self.bootId()))).contains("invalid pid");
     }
 
+    /**
+     * A grant's proof holds only read from the process that wrote it, for the credential, challenge, pid and ranges it
+     * was made for: any other of these and the reader does not copy.
+     */
     @Test
-    void theProbeRefusesAWrongTokenAnotherHostAndAnInvalidPid() {
-        SameHostIdentity self = SameHostIdentity.self();
-        byte[] otherToken = self.token().clone();
-        otherToken[0] ^= 1;
-        // Same pid, other token: our pid seen from another pid namespace.
-        assertThat(self.probe(new SameHostIdentity(self.pid(), self.bootId(), self.tokenAddress(), otherToken)))
-                .contains("another pid namespace");
-        // Another process whose pid and token address do not hold the token: not the peer process.
-        long parent = ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(1L);
-        assertThat(self.probe(new SameHostIdentity(parent, self.bootId(), self.tokenAddress(), otherToken)))
-                .isNotNull();
-        assertThat(self.probe(new SameHostIdentity(self.pid(), new java.util.UUID(1, 2), self.tokenAddress(), self.token())))
-                .contains("another host");
-        assertThat(self.probe(new SameHostIdentity(-5, self.bootId(), self.tokenAddress(), self.token())))
-                .contains("invalid pid");
+    void aGrantProofHoldsOnlyForItsProcessCredentialChallengeAndRanges() {
+        byte[] credential = ServedMemory.newCredential();
+        byte[] challenge = GrantProof.challenge();
+        long[] addresses = {4096, 1 << 20};
+        long[] lengths = {100, 200};
+        try (GrantProof.Published proof = new GrantProof.Published(GrantProof.compute(credential, challenge, PID,
+                addresses, lengths, 2))) {
+            assertThat(GrantProof.verify(PID, proof.address(), credential, challenge, addresses, lengths)).isNull();
+            assertThat(GrantProof.verify(PID, proof.address(), ServedMemory.newCredential(), challenge, addresses,
+                    lengths)).contains("does not hold");
+            assertThat(GrantProof.verify(PID, proof.address(), credential, GrantProof.challenge(), addresses, lengths))
+                    .contains("does not hold");
+            assertThat(GrantProof.verify(PID, proof.address(), credential, challenge, addresses, new long[] {100, 201}))
+                    .contains("does not hold");
+            assertThat(GrantProof.verify(PID, proof.address(), credential, challenge, new long[] {4096},
+                    new long[] {100})).contains("does not hold");
+            long parent = ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(1L);
+            assertThat(GrantProof.verify(parent, proof.address(), credential, challenge, addresses, lengths)).isNotNull();
+            assertThat(GrantProof.verify(PID, 8, credential, challenge, addresses, lengths)).contains("EFAULT");
+            assertThat(GrantProof.verify(-1, proof.address(), credential, challenge, addresses, lengths))
+                    .contains("invalid pid");
+        }
     }
 
     @Test
