@@ -12,7 +12,6 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -349,7 +348,7 @@ final class EmbeddedServer {
             if (!connection.beginRequest()) {
                 return false; // evicted meanwhile
             }
-            Ranges ranges = connection.ranges.reset(window, false);
+            RequestedRanges ranges = connection.ranges.reset(window, false);
             if (!connection.readRanges(link, head.count(), ranges)) {
                 refuse(link, access);
                 return false;
@@ -358,15 +357,15 @@ final class EmbeddedServer {
             Wire.writeOk(link);
             if (ranges.hostMemoryOnly()) { // a block list in gathering or scattering calls, not one per block
                 if (access == TransferOp.READ) {
-                    Wire.sendHostRanges(link, ranges.addresses, ranges.lengths, ranges.size);
+                    Wire.sendHostRanges(link, ranges.addresses(), ranges.lengths(), ranges.size());
                 } else {
-                    Wire.receiveHostRanges(link, ranges.addresses, ranges.lengths, ranges.size);
+                    Wire.receiveHostRanges(link, ranges.addresses(), ranges.lengths(), ranges.size());
                 }
                 return true;
             }
-            for (int i = 0; i < ranges.size; i++) {
-                long address = ranges.addresses[i];
-                long length = ranges.lengths[i];
+            for (int i = 0; i < ranges.size(); i++) {
+                long address = ranges.addresses()[i];
+                long length = ranges.lengths()[i];
                 MemoryRegion region = window.regionCovering(address, length);
                 if (access == TransferOp.READ) {
                     Wire.sendMemory(link, region.type(), address, length, transport.staging());
@@ -412,7 +411,7 @@ final class EmbeddedServer {
             if (!connection.beginRequest()) {
                 return false; // evicted meanwhile
             }
-            Ranges ranges = connection.ranges.reset(window, false);
+            RequestedRanges ranges = connection.ranges.reset(window, false);
             if (!connection.readRanges(link, head.count(), ranges)) {
                 refuse(link, TransferOp.READ);
                 return false;
@@ -420,8 +419,8 @@ final class EmbeddedServer {
             byte[] challenge = proven ? connection.readChallenge(link) : null;
             String declined = proven ? transport.sameHostCopyDisabled() : "this reader's same-host copy is not bound to "
                     + "the process that owns the window (a nixl-connect from before grant proofs): upgrade it";
-            for (int i = 0; declined == null && i < ranges.size; i++) {
-                if (window.regionCovering(ranges.addresses[i], ranges.lengths[i]).type() != MemoryType.DRAM) {
+            for (int i = 0; declined == null && i < ranges.size(); i++) {
+                if (window.regionCovering(ranges.addresses()[i], ranges.lengths()[i]).type() != MemoryType.DRAM) {
                     declined = "GPU memory is staged through the socket";
                 }
             }
@@ -433,8 +432,8 @@ final class EmbeddedServer {
                 return true;
             }
             long pid = SameHostIdentity.self().pid();
-            proof = new GrantProof.Published(GrantProof.compute(head.credential(), challenge, pid, ranges.addresses,
-                    ranges.lengths, ranges.size));
+            proof = new GrantProof.Published(GrantProof.compute(head.credential(), challenge, pid, ranges.addresses(),
+                    ranges.lengths(), ranges.size()));
             connection.started(window); // from here the peer may copy from the window
             synchronized (link) {
                 Wire.writeGrant(link, pid, proof.address());
@@ -488,15 +487,15 @@ final class EmbeddedServer {
             if (window != null && !connection.beginRequest()) {
                 return false; // evicted meanwhile
             }
-            Ranges ranges = readInlineRanges(connection, link, window, head);
-            claimed = !ranges.refused && window.claim();
+            RequestedRanges ranges = readInlineRanges(connection, link, window, head);
+            claimed = !ranges.refused() && window.claim();
             if (!claimed) {
                 if (window != null) {
                     window.exit(link);
                     window = null;
                 }
                 if (access == TransferOp.WRITE) {
-                    connection.discard(link, ranges.total);
+                    connection.discard(link, ranges.total());
                 }
                 refuse(link, access);
                 return true;
@@ -504,20 +503,20 @@ final class EmbeddedServer {
             connection.unfinished.add(window); // from here the peer has started on the window
             boolean hostMemory = ranges.hostMemoryOnly();
             if (access == TransferOp.READ && hostMemory) {
-                Wire.writeWithMemory(link, link.scratch(1).put(Wire.OK).flip(), ranges.addresses, ranges.lengths,
-                        ranges.size);
+                Wire.writeWithMemory(link, link.scratch(1).put(Wire.OK).flip(), ranges.addresses(), ranges.lengths(),
+                        ranges.size());
             } else if (hostMemory) {
-                Wire.receiveHostRanges(link, ranges.addresses, ranges.lengths, ranges.size);
+                Wire.receiveHostRanges(link, ranges.addresses(), ranges.lengths(), ranges.size());
             } else {
                 if (access == TransferOp.READ) {
                     Wire.writeOk(link);
                 }
-                for (int i = 0; i < ranges.size; i++) {
-                    MemoryRegion region = window.regionCovering(ranges.addresses[i], ranges.lengths[i]);
+                for (int i = 0; i < ranges.size(); i++) {
+                    MemoryRegion region = window.regionCovering(ranges.addresses()[i], ranges.lengths()[i]);
                     if (access == TransferOp.READ) {
-                        Wire.sendMemory(link, region.type(), ranges.addresses[i], ranges.lengths[i], transport.staging());
+                        Wire.sendMemory(link, region.type(), ranges.addresses()[i], ranges.lengths()[i], transport.staging());
                     } else {
-                        Wire.receiveMemory(link, region.type(), ranges.addresses[i], ranges.lengths[i],
+                        Wire.receiveMemory(link, region.type(), ranges.addresses()[i], ranges.lengths()[i],
                                 transport.staging());
                     }
                 }
@@ -542,11 +541,11 @@ final class EmbeddedServer {
     }
 
     /** Reads every range of an inline request, checking each against {@code window} (null: refused) and the size limit. */
-    private static Ranges readInlineRanges(Connection connection, Link link, EmbeddedWindow window, Wire.Head head)
+    private static RequestedRanges readInlineRanges(Connection connection, Link link, EmbeddedWindow window, Wire.Head head)
             throws IOException {
-        Ranges ranges = connection.ranges.reset(window, true);
+        RequestedRanges ranges = connection.ranges.reset(window, true);
         connection.readRanges(link, head.count(), ranges);
-        if (ranges.total > Wire.INLINE_MAX_BYTES) {
+        if (ranges.total() > Wire.INLINE_MAX_BYTES) {
             throw new Wire.ProtocolException("inline request of more than " + Wire.INLINE_MAX_BYTES + " bytes");
         }
         return ranges;
@@ -657,70 +656,6 @@ final class EmbeddedServer {
         }
     }
 
-    /**
-     * A request's ranges, checked against the window one by one as they arrive; storage grows with what arrived.
-     * One per connection, {@link #reset} for each request (a small request's ranges then cost no allocation); storage
-     * grown beyond {@link #KEPT} ranges by a large request is not kept for the next.
-     */
-    private static final class Ranges implements Wire.RangeSink {
-        private static final int KEPT = 16;
-        private EmbeddedWindow window;
-        /** Inline requests: read every range even after one is refused (there are few), so the connection stays in step. */
-        private boolean readAll;
-        /** A range lay outside the window (or there is no window). */
-        private boolean refused;
-        /** Bytes the ranges add up to (stops counting past the inline limit). */
-        private long total;
-        private long[] addresses = new long[KEPT];
-        private long[] lengths = new long[KEPT];
-        private int size;
-
-        /** {@code window}: null when the request is refused already (its ranges are then only counted, with {@code readAll}). */
-        Ranges reset(EmbeddedWindow window, boolean readAll) {
-            this.window = window;
-            this.readAll = readAll;
-            refused = window == null;
-            total = 0;
-            size = 0;
-            if (addresses.length > KEPT) {
-                addresses = new long[KEPT];
-                lengths = new long[KEPT];
-            }
-            return this;
-        }
-
-        @Override
-        public boolean accept(long address, long length) {
-            if (total <= Wire.INLINE_MAX_BYTES) {
-                total += Math.max(0, Math.min(length, Wire.INLINE_MAX_BYTES + 1L)); // negative: refused below
-            }
-            if (!refused && !window.covers(address, length)) {
-                refused = true;
-            }
-            if (refused) {
-                return readAll;
-            }
-            if (size == addresses.length) {
-                addresses = Arrays.copyOf(addresses, size * 2);
-                lengths = Arrays.copyOf(lengths, size * 2);
-            }
-            addresses[size] = address;
-            lengths[size] = length;
-            size++;
-            return true;
-        }
-
-        /** Whether every range lies in host memory of the window (GPU memory is staged, not gathered). */
-        boolean hostMemoryOnly() {
-            for (int i = 0; i < size; i++) {
-                if (window.regionCovering(addresses[i], lengths[i]).type() != MemoryType.DRAM) {
-                    return false;
-                }
-            }
-            return true;
-        }
-    }
-
     /** One accepted connection: where it is from, and since when it waits for a request ({@link #BUSY} while in one). */
     private final class Connection {
         static final long BUSY = Long.MIN_VALUE;
@@ -743,7 +678,7 @@ final class EmbeddedServer {
         volatile String dropReason = "the peer closed the connection";
         /** The request being served and its ranges, reused from request to request (only the serving thread uses them). */
         final Wire.Head head = new Wire.Head();
-        final Ranges ranges = new Ranges();
+        final RequestedRanges ranges = new RequestedRanges();
 
         static final int WAITING = 0;
         static final int IN_REQUEST = 1;
