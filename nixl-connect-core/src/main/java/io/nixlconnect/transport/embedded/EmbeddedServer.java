@@ -1,6 +1,5 @@
 package io.nixlconnect.transport.embedded;
 
-import io.nixlconnect.internal.FailureReports;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
@@ -14,7 +13,6 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -30,8 +28,8 @@ import org.slf4j.LoggerFactory;
  * {@code maxConnectionsPerAddress} from one address; a connection that waits for its next request (or its
  * authentication) longer than {@code idleTimeout}, that has not authenticated within 5 s (or {@code readTimeout}, if
  * shorter), that sends a begun request's head, its ranges or a grant's challenge slower than 5 s plus
- * {@value #FLOOR_BYTES_PER_SECOND} bytes/s allow (never longer than {@code readTimeout}), or that makes no progress for
- * {@code readTimeout} in the middle of a request, is closed. When a limit is reached, the connection that has
+ * {@value ServerConnection#FLOOR_BYTES_PER_SECOND} bytes/s allow (never longer than {@code readTimeout}), or that
+ * makes no progress for {@code readTimeout} in the middle of a request, is closed. When a limit is reached, the connection that has
  * waited longest for a request is closed to make room, so idle or trickling connections cannot lock out a peer
  * that actually sends requests. Only a connection whose request named a live window's credential is "in the
  * middle of a request" and never evicted: authenticating, sending a request's bounded head, or sending the ranges
@@ -43,21 +41,12 @@ final class EmbeddedServer {
     /** Handler threads beyond the connection limit, for evicted connections still winding down. */
     private static final int HANDLER_SLACK = 16;
     private static final long EVICTION_WAIT_MILLIS = 1000;
-    /**
-     * The slowest a peer may send the bounded parts of a request — its head once begun, its ranges, a grant's
-     * challenge, a refused inline WRITE's bytes — after {@link #GRACE_NANOS}: an honest client writes each in one go,
-     * so only a peer that means to hold the connection sends slower.
-     */
-    static final long FLOOR_BYTES_PER_SECOND = 1 << 20;
-    /** Allowance for latency before the floor rate counts (or the read timeout, if shorter). */
-    static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(5);
-
     private final EmbeddedTransport transport;
     private final EmbeddedSettings settings;
     private final PeerAuthentication authentication;
     private final ServerSocketChannel server;
     private final ThreadPoolExecutor handlers;
-    private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
     private final Thread reaper;
     private volatile boolean running = true;
@@ -107,8 +96,8 @@ final class EmbeddedServer {
     /** Open connections that wait for their next request (not in one): for tests. */
     int connectionsWaitingForRequest() {
         int waiting = 0;
-        for (Connection connection : connections) {
-            if (connection.waitingSince != Connection.BUSY) {
+        for (ServerConnection connection : connections) {
+            if (connection.waitingSince != ServerConnection.BUSY) {
                 waiting++;
             }
         }
@@ -140,10 +129,10 @@ final class EmbeddedServer {
     /** Makes room under the limits (evicting the longest-waiting connection if need be), then serves. */
     private void admit(SocketChannel channel) {
         InetAddress address = remoteAddress(channel);
-        Connection victim = null;
+        ServerConnection victim = null;
         boolean full;
         int fromAddress = 0;
-        for (Connection connection : connections) {
+        for (ServerConnection connection : connections) {
             if (connection.address.equals(address)) {
                 fromAddress++;
             }
@@ -169,7 +158,7 @@ final class EmbeddedServer {
             victim.abort();
             victim.awaitGone(EVICTION_WAIT_MILLIS);
         }
-        Connection connection = new Connection(channel, address);
+        ServerConnection connection = new ServerConnection(channel, address, settings, connections);
         connections.add(connection);
         try {
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -187,12 +176,12 @@ final class EmbeddedServer {
      * of a transfer whose other stripes still run ({@link StripedTransfer}), and closing it would fail that window
      * as if its reader were lost. (The idle timeout still closes it.)
      */
-    private Connection longestWaiting(InetAddress address) {
-        Connection oldest = null;
+    private ServerConnection longestWaiting(InetAddress address) {
+        ServerConnection oldest = null;
         long oldestSince = 0;
-        for (Connection connection : connections) {
+        for (ServerConnection connection : connections) {
             long since = connection.waitingSince;
-            if (since != Connection.BUSY && (address == null || connection.address.equals(address))
+            if (since != ServerConnection.BUSY && (address == null || connection.address.equals(address))
                     && (oldest == null || since - oldestSince < 0) && !connection.holdsOpenWindow()) {
                 oldest = connection;
                 oldestSince = since;
@@ -213,16 +202,17 @@ final class EmbeddedServer {
                 return;
             }
             long now = System.nanoTime();
-            for (Connection connection : connections) {
+            for (ServerConnection connection : connections) {
                 long since = connection.waitingSince;
                 long partDeadline = connection.partDeadline;
                 String why = null;
-                if (since != Connection.BUSY ? now - since > idle : now - connection.lastProgress() > read) {
-                    why = since != Connection.BUSY ? "waited too long for a request" : "stalled mid-request";
+                if (since != ServerConnection.BUSY ? now - since > idle : now - connection.lastProgress() > read) {
+                    why = since != ServerConnection.BUSY ? "waited too long for a request" : "stalled mid-request";
                 } else if (partDeadline != 0 && now - partDeadline > 0) {
-                    why = "sent a request slower than " + FLOOR_BYTES_PER_SECOND + " bytes/s (or the read timeout) "
-                            + "allows";
-                } else if (connection.link == null && now - connection.acceptedAt > Math.min(read, GRACE_NANOS)) {
+                    why = "sent a request slower than " + ServerConnection.FLOOR_BYTES_PER_SECOND
+                            + " bytes/s (or the read timeout) allows";
+                } else if (connection.link == null
+                        && now - connection.acceptedAt > Math.min(read, ServerConnection.GRACE_NANOS)) {
                     why = "did not authenticate within the read timeout";
                 }
                 if (why != null) {
@@ -233,7 +223,7 @@ final class EmbeddedServer {
         }
     }
 
-    private void serve(Connection connection) {
+    private void serve(ServerConnection connection) {
         try {
             Link link = authentication.server(connection.channel, transport.endpoint());
             if (link == null) {
@@ -282,7 +272,7 @@ final class EmbeddedServer {
      *
      * @return whether the connection is still in step with the peer (false: drop it)
      */
-    private boolean handle(Connection connection, Link link, Wire.Head head) throws IOException {
+    private boolean handle(ServerConnection connection, Link link, Wire.Head head) throws IOException {
         EmbeddedAgent agent = transport.agent(head.agent());
         return switch (head.type()) {
             // NOTIFY and IDENTIFY read nothing more and answer at once: the connection still counts as waiting.
@@ -337,7 +327,7 @@ final class EmbeddedServer {
      *
      * @return whether the ranges were moved (false: refused, and the connection must be dropped)
      */
-    private boolean moveRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head, TransferOp access)
+    private boolean moveRanges(ServerConnection connection, Link link, EmbeddedAgent agent, Wire.Head head, TransferOp access)
             throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.enter(access, head.credential(), link);
         if (window == null) {
@@ -397,7 +387,7 @@ final class EmbeddedServer {
      *
      * @return whether the connection is still in step with the peer
      */
-    private boolean grantRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head, boolean proven)
+    private boolean grantRanges(ServerConnection connection, Link link, EmbeddedAgent agent, Wire.Head head, boolean proven)
             throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.enter(TransferOp.READ, head.credential(), link, true);
         if (window == null) {
@@ -476,7 +466,7 @@ final class EmbeddedServer {
      *
      * @return whether the connection is still in step with the peer
      */
-    private boolean serveInline(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head,
+    private boolean serveInline(ServerConnection connection, Link link, EmbeddedAgent agent, Wire.Head head,
             TransferOp access) throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.enter(access, head.credential(), link);
         boolean claimed = false;
@@ -541,7 +531,7 @@ final class EmbeddedServer {
     }
 
     /** Reads every range of an inline request, checking each against {@code window} (null: refused) and the size limit. */
-    private static RequestedRanges readInlineRanges(Connection connection, Link link, EmbeddedWindow window, Wire.Head head)
+    private static RequestedRanges readInlineRanges(ServerConnection connection, Link link, EmbeddedWindow window, Wire.Head head)
             throws IOException {
         RequestedRanges ranges = connection.ranges.reset(window, true);
         connection.readRanges(link, head.count(), ranges);
@@ -559,7 +549,7 @@ final class EmbeddedServer {
      *
      * @return whether the connection is still in step
      */
-    private boolean failWindow(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
+    private boolean failWindow(ServerConnection connection, Link link, EmbeddedAgent agent, Wire.Head head)
             throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.window(head.credential());
         if (window == null) {
@@ -605,27 +595,10 @@ final class EmbeddedServer {
         }
     }
 
-    /**
-     * A connection ended. Every window it had started to read or write and not notified has lost its peer before
-     * completing: the window fails at once with the reason (a fan-out readable waits on for its other readers).
-     */
-    private static void connectionEnded(Connection connection) {
-        for (EmbeddedWindow window : connection.unfinished) {
-            if (!window.notified().isDone()) {
-                log.debug("Embedded transport: a peer from {} disconnected after starting on a window, before notifying it",
-                        connection.address);
-            }
-            window.peerLost("the connection of the peer that was " + (window.access() == TransferOp.READ
-                    ? "reading" : "writing") + " this operation's memory dropped before it notified ("
-                    + connection.dropReason + ")");
-        }
-        connection.unfinished.clear();
-    }
-
     void close() {
         running = false;
         closeQuietly(server);
-        for (Connection connection : connections) {
+        for (ServerConnection connection : connections) {
             connection.abort();
         }
         reaper.interrupt();
@@ -653,191 +626,6 @@ final class EmbeddedServer {
             closeable.close();
         } catch (IOException ignored) {
             // closing is all we wanted
-        }
-    }
-
-    /** One accepted connection: where it is from, and since when it waits for a request ({@link #BUSY} while in one). */
-    private final class Connection {
-        static final long BUSY = Long.MIN_VALUE;
-
-        final SocketChannel channel;
-        final InetAddress address;
-        final AtomicInteger state = new AtomicInteger(WAITING);
-        final CountDownLatch gone = new CountDownLatch(1);
-        final long acceptedAt = System.nanoTime();
-        volatile long waitingSince = acceptedAt;
-        /**
-         * While a bounded part of a request (its head once begun, its ranges, a grant's challenge, a refused inline
-         * WRITE's bytes) is read: when it must all be in (see {@link #FLOOR_BYTES_PER_SECOND}); else 0.
-         */
-        volatile long partDeadline;
-        volatile Link link;
-        /** Windows this connection started to read or write and has not notified: if it drops, that peer is gone. */
-        final Set<EmbeddedWindow> unfinished = ConcurrentHashMap.newKeySet();
-        /** Why the connection ended, for the windows it leaves unfinished. */
-        volatile String dropReason = "the peer closed the connection";
-        /** The request being served and its ranges, reused from request to request (only the serving thread uses them). */
-        final Wire.Head head = new Wire.Head();
-        final RequestedRanges ranges = new RequestedRanges();
-
-        static final int WAITING = 0;
-        static final int IN_REQUEST = 1;
-        static final int EVICTED = 2;
-
-        Connection(SocketChannel channel, InetAddress address) {
-            this.channel = channel;
-            this.address = address;
-        }
-
-        /**
-         * The peer started to read or write {@code window} on this connection. Windows that completed meanwhile are
-         * forgotten first: a stripe of a large transfer ({@link StripedTransfer}) starts on a window that its peer
-         * notifies on another connection, and a long-lived connection must not keep every such window.
-         */
-        void started(EmbeddedWindow window) {
-            if (!unfinished.isEmpty()) {
-                unfinished.removeIf(done -> done.notified().isDone());
-            }
-            unfinished.add(window);
-        }
-
-        /** Whether a window this connection started on is still waiting for its notification. */
-        boolean holdsOpenWindow() {
-            for (EmbeddedWindow window : unfinished) {
-                if (!window.notified().isDone()) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        /** The peer notified {@code window} (null: nothing was notified). */
-        void notified(EmbeddedWindow window) {
-            if (window != null) {
-                unfinished.remove(window);
-            }
-        }
-
-        /**
-         * Between requests. The idle clock restarts only after a request that named a live window's credential: a
-         * peer sending refused requests (or IDENTIFYs) keeps the age it had, and is evicted and timed out by it.
-         */
-        void awaitRequest() {
-            if (state.get() == IN_REQUEST) {
-                waitingSince = System.nanoTime();
-                state.compareAndSet(IN_REQUEST, WAITING);
-            }
-        }
-
-        /** A request that stays "waiting" (a NOTIFY) was served: the idle clock restarts. */
-        void served() {
-            if (state.get() == WAITING) {
-                waitingSince = System.nanoTime();
-            }
-        }
-
-        /** Marks the connection busy; false if it was chosen for eviction meanwhile. */
-        boolean beginRequest() {
-            if (!state.compareAndSet(WAITING, IN_REQUEST)) {
-                return false;
-            }
-            waitingSince = BUSY;
-            return true;
-        }
-
-        boolean evict() {
-            return state.compareAndSet(WAITING, EVICTED);
-        }
-
-        /**
-         * Reads a request's ranges as {@link Wire#readRanges} does, all within the read timeout from now: however
-         * many there are, reading and checking them is charged against it, so ranges that trickle in (one byte every
-         * few seconds still counts as progress) or a request too large to check in time cannot hold the connection.
-         */
-        boolean readRanges(Link link, int count, Wire.RangeSink sink) throws IOException {
-            partDeadline = deadline(16L * count);
-            try {
-                return Wire.readRanges(link, count, sink);
-            } finally {
-                partDeadline = 0;
-            }
-        }
-
-        /** Reads a READ_GRANT's challenge, within the read timeout as for its ranges. */
-        byte[] readChallenge(Link link) throws IOException {
-            partDeadline = deadline(GrantProof.CHALLENGE_BYTES);
-            try {
-                return Wire.readChallenge(link);
-            } finally {
-                partDeadline = 0;
-            }
-        }
-
-        /** Reads the rest of a {@link Wire#FAIL} report, at the floor rate as for ranges. */
-        String[] readFailureReport(Link link) throws IOException {
-            partDeadline = deadline(4 + FailureReports.MAX_NAME_BYTES + FailureReports.MAX_CAUSE_BYTES);
-            try {
-                return Wire.readFailureReport(link);
-            } finally {
-                partDeadline = 0;
-            }
-        }
-
-        /** Reads and drops a refused inline WRITE's bytes, within the read timeout as for ranges. */
-        void discard(Link link, long length) throws IOException {
-            partDeadline = deadline(length);
-            try {
-                Wire.discard(link, length);
-            } finally {
-                partDeadline = 0;
-            }
-        }
-
-        /**
-         * Reads a request's head: waiting for its first bytes counts as idle (the idle timeout, eviction); from then on
-         * the rest of the head, at most {@link Wire#HEAD} plus the longest names, must arrive at the floor rate.
-         */
-        boolean readHead(Link link, Wire.Head head) throws IOException {
-            try {
-                return Wire.readHead(link, head,
-                        () -> partDeadline = deadline(Wire.HEAD + Wire.MAX_AGENT_NAME + Wire.MAX_CREDENTIAL));
-            } finally {
-                partDeadline = 0;
-            }
-        }
-
-        /** When {@code bytes} must have arrived by: the grace, then the floor rate; never past the read timeout. */
-        private long deadline(long bytes) {
-            long read = settings.readTimeout().toNanos();
-            long allowed = Math.min(read, Math.min(read, GRACE_NANOS)
-                    + bytes * TimeUnit.SECONDS.toNanos(1) / FLOOR_BYTES_PER_SECOND);
-            long deadline = System.nanoTime() + allowed;
-            return deadline == 0 ? 1 : deadline;
-        }
-
-        long lastProgress() {
-            Link current = link;
-            return current == null ? waitingSince : current.lastProgressNanos();
-        }
-
-        /** Closes the socket from any thread; the serving thread's blocked read or write fails. */
-        void abort() {
-            closeQuietly(channel);
-        }
-
-        void finished() {
-            abort();
-            connectionEnded(this);
-            connections.remove(this);
-            gone.countDown();
-        }
-
-        void awaitGone(long millis) {
-            try {
-                gone.await(millis, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
         }
     }
 }
