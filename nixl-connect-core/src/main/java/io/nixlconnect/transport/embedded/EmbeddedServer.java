@@ -1,6 +1,5 @@
 package io.nixlconnect.transport.embedded;
 
-import io.nixlconnect.transport.TransferOp;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -20,18 +19,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Accepts peers and serves their requests, one thread per connection from a bounded pool.
+ * Accepts peers under the connection limits, evicting and timing out connections to hold them, and hands each
+ * admitted connection ({@link ServerConnection}) to its {@link RequestDispatcher} on a thread from a bounded pool.
  *
  * <p>Under hostile load it holds its limits: at most {@code maxServerConnections} connections and
  * {@code maxConnectionsPerAddress} from one address; a connection that waits for its next request (or its
  * authentication) longer than {@code idleTimeout}, that has not authenticated within 5 s (or {@code readTimeout}, if
  * shorter), that sends a begun request's head, its ranges or a grant's challenge slower than 5 s plus
  * {@value ServerConnection#FLOOR_BYTES_PER_SECOND} bytes/s allow (never longer than {@code readTimeout}), or that
- * makes no progress for {@code readTimeout} in the middle of a request, is closed. When a limit is reached, the connection that has
- * waited longest for a request is closed to make room, so idle or trickling connections cannot lock out a peer
- * that actually sends requests. Only a connection whose request named a live window's credential is "in the
- * middle of a request" and never evicted: authenticating, sending a request's bounded head, or sending the ranges
- * of a refused request, a connection still counts as waiting.
+ * makes no progress for {@code readTimeout} in the middle of a request, is closed. When a limit is reached, the
+ * connection that has waited longest for a request is closed to make room, so idle or trickling connections cannot
+ * lock out a peer that actually sends requests. Only a connection whose request named a live window's credential is
+ * "in the middle of a request" and never evicted: authenticating, sending a request's bounded head, or sending the
+ * ranges of a refused request, a connection still counts as waiting.
  */
 final class EmbeddedServer {
 
@@ -39,10 +39,8 @@ final class EmbeddedServer {
     /** Handler threads beyond the connection limit, for evicted connections still winding down. */
     private static final int HANDLER_SLACK = 16;
     private static final long EVICTION_WAIT_MILLIS = 1000;
-    private final EmbeddedTransport transport;
     private final EmbeddedSettings settings;
-    private final PeerAuthentication authentication;
-    private final RequestHandlers requests;
+    private final RequestDispatcher dispatcher;
     private final ServerSocketChannel server;
     private final ThreadPoolExecutor handlers;
     private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
@@ -52,10 +50,8 @@ final class EmbeddedServer {
 
     EmbeddedServer(EmbeddedTransport transport, EmbeddedSettings settings, PeerAuthentication authentication)
             throws IOException {
-        this.transport = transport;
         this.settings = settings;
-        this.authentication = authentication;
-        this.requests = new RequestHandlers(transport);
+        this.dispatcher = new RequestDispatcher(transport, settings, authentication);
         this.server = ServerSocketChannel.open();
         try {
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -163,7 +159,7 @@ final class EmbeddedServer {
         try {
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
             channel.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
-            handlers.execute(() -> serve(connection));
+            handlers.execute(() -> dispatcher.serve(connection));
         } catch (IOException | RejectedExecutionException e) {
             log.warn("Embedded transport: cannot serve a connection from {}: {}", address, e.toString());
             connection.finished();
@@ -221,73 +217,6 @@ final class EmbeddedServer {
                 }
             }
         }
-    }
-
-    private void serve(ServerConnection connection) {
-        try {
-            Link link = authentication.server(connection.channel, transport.endpoint());
-            if (link == null) {
-                return;
-            }
-            connection.link = link;
-            while (true) {
-                connection.awaitRequest();
-                Wire.Head head = connection.head;
-                boolean more;
-                try {
-                    more = connection.readHead(link, head);
-                } catch (Wire.UnexpectedHelloException e) {
-                    authentication.refuseUnexpectedHello(link);
-                    return;
-                } catch (Wire.OutdatedPeerException e) {
-                    Wire.writeError(link, e.getMessage()); // version 1 reads responses the same way
-                    return;
-                }
-                if (!more) {
-                    return;
-                }
-                if (head.count() > settings.maxRangesPerRequest()) {
-                    // The same answer whatever the credential; the ranges are left unread, so the connection goes.
-                    Wire.writeError(link, "request of " + head.count() + " ranges refused: this peer takes at most "
-                            + settings.maxRangesPerRequest() + " ranges per request (embedded setting "
-                            + "maxRangesPerRequest, nixl.connect.embedded.max-ranges-per-request)");
-                    return;
-                }
-                if (!handle(connection, link, head)) {
-                    return;
-                }
-            }
-        } catch (IOException e) {
-            connection.dropReason = e.toString();
-            log.debug("Embedded transport: connection dropped: {}", e.toString());
-        } catch (RuntimeException e) {
-            log.warn("Embedded transport: connection from {} failed", connection.address, e);
-        } finally {
-            connection.finished();
-        }
-    }
-
-    /**
-     * Serves one request.
-     *
-     * @return whether the connection is still in step with the peer (false: drop it)
-     */
-    private boolean handle(ServerConnection connection, Link link, Wire.Head head) throws IOException {
-        EmbeddedAgent agent = transport.agent(head.agent());
-        return switch (head.type()) {
-            case Wire.NOTIFY -> requests.notify(connection, link, agent, head);
-            case Wire.FAIL -> requests.failWindow(connection, link, agent, head);
-            // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
-            case Wire.READ -> requests.moveRanges(connection, link, agent, head, TransferOp.READ);
-            case Wire.IDENTIFY -> requests.identify(link);
-            case Wire.READ_GRANT -> requests.grantRanges(connection, link, agent, head, true);
-            case Wire.READ_GRANT_UNBOUND -> requests.grantRanges(connection, link, agent, head, false);
-            case Wire.READ_INLINE -> requests.serveInline(connection, link, agent, head, TransferOp.READ);
-            case Wire.WRITE_INLINE -> requests.serveInline(connection, link, agent, head, TransferOp.WRITE);
-            case Wire.WRITE -> requests.write(connection, link, agent, head);
-            case Wire.WRITE_STRIPE -> requests.writeStripe(connection, link, agent, head);
-            default -> throw new Wire.ProtocolException("unknown request type " + head.type());
-        };
     }
 
     void close() {

@@ -8,7 +8,7 @@ import java.io.IOException;
 /**
  * The embedded server's answer to each kind of request, on the connection that sent it: a request is served only
  * from the one live window opened with its credential, of its kind, covering every range; every refusal gets the
- * same answer. Which handler runs, and when a connection is dropped, is the server's part.
+ * same answer. Which handler runs, and when a connection is dropped, is the {@link RequestDispatcher}'s part.
  */
 final class RequestHandlers {
 
