@@ -299,21 +299,6 @@ class EmbeddedCredentialTest {
     }
 
     @Test
-    void aVersion1PeerIsToldToUpgrade() throws Exception {
-        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.READ, random(64));
-             RawPeer peer = new RawPeer(served.port())) {
-            // Version 1: magic, type, agent name, range count, ranges, notification; no credential.
-            byte[] v1 = java.nio.ByteBuffer.allocate(4 + 1 + 2 + 6 + 4 + 16 + 4).putInt(Wire.MAGIC_V1).put(Wire.READ)
-                    .putShort((short) 6).put(RawPeer.utf8("victim")).putInt(1).putLong(served.address).putLong(64)
-                    .putInt(0).array();
-            RawPeer.Answer answer = peer.send(v1).answer();
-            assertThat(answer.kind()).isEqualTo("ERROR");
-            assertThat(answer.message()).contains("version 2").contains("upgrade");
-            assertThat(peer.closedWithin(5000)).isTrue();
-        }
-    }
-
-    @Test
     void aWindowNeedsACredentialOfAtLeast128Bits() {
         try (EmbeddedTransport transport = EmbeddedTransport.open(ServedMemory.loopback())) {
             EmbeddedAgent agent = (EmbeddedAgent) transport.createAgent("a");

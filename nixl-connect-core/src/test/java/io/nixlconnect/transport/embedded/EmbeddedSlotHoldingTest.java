@@ -123,27 +123,6 @@ class EmbeddedSlotHoldingTest {
         }
     }
 
-    @Test
-    void aRequestOfMoreRangesThanTheSettingAllowsIsRefusedNamingIt() throws Exception {
-        EmbeddedSettings settings = ServedMemory.loopback().withMaxRangesPerRequest(4);
-        try (ServedMemory served = new ServedMemory(settings, "victim", TransferOp.READ, new byte[64])) {
-            long a = served.address;
-            for (byte[] key : List.of(served.credential, ServedMemory.newCredential())) {
-                try (RawPeer peer = new RawPeer(served.port())) {
-                    RawPeer.Answer answer = peer.send(RawPeer.request(Wire.READ, "victim", key, a, 8, a, 8, a, 8, a, 8,
-                            a, 8)).answer();
-                    assertThat(answer.kind()).isEqualTo("ERROR");
-                    assertThat(answer.message()).contains("5 ranges").contains("maxRangesPerRequest");
-                    assertThat(peer.closedWithin(5000)).isTrue();
-                }
-            }
-            try (RawPeer peer = new RawPeer(served.port())) {
-                assertThat(peer.send(RawPeer.request(Wire.READ, "victim", served.credential, a, 8, a, 8, a, 8, a, 8))
-                        .answer()).isEqualTo(RawPeer.Answer.OK);
-            }
-        }
-    }
-
     /**
      * The measurement of issue 23 (not a test of speed; run by hand with -Dnixl.measureSlotHolding=true): 1,100
      * trickling connections from 127.0.0.1 to 127.0.0.5 against the default limits, and how many of a peer's reads
