@@ -89,6 +89,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         acquireLocal();
         try {
             remote = new Remote(connection(), agentMetadata);
+            refuseSpent(remote.name());
             List<MemoryRegion> local = localRegions();
             List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
@@ -110,6 +111,22 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             connector.deadlines().disarm(hooks); // ended before the deadline was armed
         }
         handle.onEnd(hooks);
+    }
+
+    /**
+     * Refuses a transfer with metadata whose window this connection has already used up: its owner has released the
+     * memory, which over UCX's TCP a transfer would still reach (see {@link SpentWindows}).
+     */
+    private void refuseSpent(String peer) {
+        int readers = NotificationKeys.readersOf(notificationKey());
+        int done = connection().spentWindows().completed(peer, notificationKey());
+        if (done >= readers) {
+            throw new TransportException("the window this metadata describes is gone: this connector already completed "
+                    + (done == 1 ? "a transfer" : done + " transfers") + " with it (notification key fingerprint "
+                    + notificationKeyFingerprint() + ", peer '" + peer + "'), after which its owner released it."
+                    + " Metadata serves " + (readers == 1 ? "one transfer" : readers + " transfers (fan-out)")
+                    + "; ask the peer for new metadata");
+        }
     }
 
     @Override
@@ -180,6 +197,10 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     @Override
     final void releaseTransport() {
         connector.deadlines().disarm(hooks);
+        Remote peer = remote;
+        if (status() == OperationStatus.COMPLETE && peer != null) {
+            connection().spentWindows().record(peer.name(), notificationKey());
+        }
         TransferHandle posted = handle;
         if (posted != null) {
             posted.cancel();

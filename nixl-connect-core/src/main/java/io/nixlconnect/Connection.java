@@ -26,6 +26,7 @@ public final class Connection {
     // is wasted work while the agent's metadata has not changed.
     private byte[] publishedRaw;
     private String publishedEncoded;
+    private final SpentWindows spentWindows = new SpentWindows();
 
     /**
      * @throws IllegalArgumentException if {@code number <= 0}
@@ -94,6 +95,11 @@ public final class Connection {
             encoded = publishedEncoded;
         }
         return RdmaMetadata.ofEncoded(descriptors, raw, encoded, notificationKey, kind);
+    }
+
+    /** The peers' windows this connection's transfers have completed with (spent metadata is refused). */
+    SpentWindows spentWindows() {
+        return spentWindows;
     }
 
     /** Number of peers the agent holds loaded. */

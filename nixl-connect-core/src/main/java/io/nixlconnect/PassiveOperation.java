@@ -28,7 +28,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     /** {@code peers}: how many peers' notifications complete the operation (fan-out readables), at least 1. */
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, int peers) {
-        this(connector, kind, localDescriptors, peers, NotificationKeys.next());
+        this(connector, kind, localDescriptors, peers, NotificationKeys.next(peers));
     }
 
     /** {@code key}: a new notification key's ASCII bytes, handed to the transport as they are. */

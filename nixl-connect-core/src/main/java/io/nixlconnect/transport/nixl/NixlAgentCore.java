@@ -309,8 +309,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
         return remotes;
     }
 
+    /** Transfers to {@code remote} not ended yet (one that has ended leaves {@link #inFlight} a moment later). */
     long transfersInFlightTo(String remote) {
-        return inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
+        return inFlight.stream().filter(transfer -> remote.equals(transfer.remote()) && !transfer.state().isTerminal())
+                .count();
     }
 
     /** Peers loaded now. */
@@ -367,8 +369,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
                                 outcome = transfer.finish(status);
                             } else {
                                 transfer.finish(status);
-                                throw new TransportException("NIXL agent " + name + " could not post " + description
-                                        + ": " + NixlCapi.statusName(status));
+                                throw transferFailure(remote, "NIXL agent " + name + " could not post "
+                                        + description, status);
                             }
                         }
                     }
@@ -404,6 +406,20 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     void forget(NixlTransfer transfer) {
         inFlight.remove(transfer);
+    }
+
+    /**
+     * A transfer to {@code remote} failed ({@code what}: "could not post …" or "… failed"): the peer is torn down at
+     * its next load ({@link NixlPeers#markBroken}), and the error says what most likely happened. A peer refuses a
+     * transfer whose window is gone (its operation completed, was closed or timed out) the way it refuses a dead
+     * peer's: UCX fails the endpoint; NIXL cannot tell which.
+     */
+    TransportException transferFailure(String remote, String what, int status) {
+        peers.markBroken(remote);
+        return new TransportException(what + ": " + NixlCapi.statusName(status) + ". Most likely the window this"
+                + " metadata describes is gone (its operation on the peer completed, was closed or timed out: metadata"
+                + " serves one transfer per reader), or the peer died or restarted. The connection to '" + remote
+                + "' is made anew with the next metadata");
     }
 
     // --- windows ---
@@ -673,6 +689,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("serving", isServing());
         details.put("registrations", registrations.size());
         details.put("remoteAgents", peers.loadedCount());
+        details.put("peersReconnected", peers.reconnectedCount());
+        details.put("peersToReconnect", peers.brokenCount());
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
         details.put("transfersEndedOnWaitingThread", transfersEndedOnWaitingThreads.sum());
