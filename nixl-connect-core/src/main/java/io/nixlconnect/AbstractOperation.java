@@ -213,6 +213,11 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         status = newStatus;
     }
 
+    /** Moves the status from {@code expected} to {@code next}; false if it was not {@code expected}. */
+    final boolean compareAndSetStatus(OperationStatus expected, OperationStatus next) {
+        return STATUS.compareAndSet(this, expected, next);
+    }
+
     /**
      * Set, under the {@code hooks} monitor that also guards the release, once the thread that ended the operation has
      * released (or started draining) its resources; a latch for this was two more objects per operation.

@@ -86,23 +86,46 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             finish(OperationStatus.ERRORED, e);
             throw e;
         }
-        acquireLocal();
+        try {
+            acquireLocal();
+        } catch (RuntimeException e) {
+            throw connector.isClosed() && !(e instanceof ConnectorClosedException) ? closedWhileStarting(e)
+                    : ended(e);
+        }
         try {
             remote = new Remote(connection(), agentMetadata);
             refuseSpent(remote.name());
             List<MemoryRegion> local = localRegions();
             List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
-            setStatus(OperationStatus.IN_PROGRESS);
+            if (!compareAndSetStatus(OperationStatus.UNINITIALIZED, OperationStatus.IN_PROGRESS)) {
+                // Ended before it was posted: only the connector's close does that (it cancels what it finds).
+                throw new ConnectorClosedException("Connector '" + connector.name() + "' closed while this "
+                        + getClass().getSimpleName() + " started; no new operations are accepted");
+            }
             byte[] notification = notificationKey().getBytes(StandardCharsets.UTF_8);
-            handle = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local, remote.name(), peer,
-                    notification) : connection().agent().postTransfer(op, local, remote.name(), peer, notification);
+            TransferHandle posted = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local,
+                    remote.name(), peer, notification)
+                    : connection().agent().postTransfer(op, local, remote.name(), peer, notification);
+            handle = posted;
+            if (status().isTerminal()) {
+                posted.cancel(); // closed while posting: its finish found no handle to cancel
+            }
+        } catch (ConnectorClosedException e) {
+            finish(OperationStatus.CANCELLED, e);
+            throw e;
         } catch (TransportException e) {
+            if (connector.isClosed()) {
+                throw closedWhileStarting(e); // the close took the agent or the registrations away
+            }
             // The peer cannot be reached or refused the request: that is the operation's outcome, reported
             // like any later transport failure, not an argument error.
             finish(OperationStatus.ERRORED, e);
             return;
         } catch (RuntimeException e) {
+            if (connector.isClosed()) {
+                throw closedWhileStarting(e);
+            }
             finish(OperationStatus.ERRORED, e);
             throw e;
         }
@@ -111,6 +134,19 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             connector.deadlines().disarm(hooks); // ended before the deadline was armed
         }
         handle.onEnd(hooks);
+    }
+
+    /** Ends the operation with {@code e} (CANCELLED when the connector closed) and returns {@code e} to throw. */
+    private RuntimeException ended(RuntimeException e) {
+        finish(e instanceof ConnectorClosedException ? OperationStatus.CANCELLED : OperationStatus.ERRORED, e);
+        return e;
+    }
+
+    /** The connector closed while this operation started: it is cancelled, and the caller told why. */
+    private ConnectorClosedException closedWhileStarting(RuntimeException cause) {
+        finish(OperationStatus.CANCELLED, cause);
+        return new ConnectorClosedException("Connector '" + connector.name() + "' closed while this "
+                + getClass().getSimpleName() + " started; no new operations are accepted", cause);
     }
 
     /**

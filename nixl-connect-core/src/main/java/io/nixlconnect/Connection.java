@@ -61,7 +61,9 @@ public final class Connection {
     /** Creates this connection's agent. Idempotent; every other method calls it as needed. */
     synchronized void initialize() {
         if (closed) {
-            throw new IllegalStateException("Connection " + name + " is closed");
+            // Only the connector's close closes it: an operation that raced that close learns so, as on every backend.
+            throw new ConnectorClosedException("Connector '" + connector.name() + "' is closed (its connection " + name
+                    + " is closed); no new operations are accepted");
         }
         if (agent == null) {
             agent = connector.createAgent(this);

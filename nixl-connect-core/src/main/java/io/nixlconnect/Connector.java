@@ -461,6 +461,11 @@ public final class Connector implements AutoCloseable {
         return !closed && defaultConnection.isServing();
     }
 
+    /** Whether {@link #close()} has begun. */
+    boolean isClosed() {
+        return closed;
+    }
+
     /** Whether new operations are accepted (false once shutdown or close has begun). */
     public boolean isAccepting() {
         return accepting;

@@ -385,6 +385,58 @@ abstract class TransferContractTest {
         assertNothingRegistered();
     }
 
+    /**
+     * Issue 22 item 6: threads that read while the consumer closes see the close as such: a read that had started
+     * ends CANCELLED ({@link TransferException}), one that starts during or after the close gets
+     * {@link ConnectorClosedException}; never another type (NIXL threw {@code IllegalStateException("Connection … is
+     * closed")} at those that raced the close).
+     */
+    @Test
+    void threadsTransferringWhileTheConnectorClosesGetConnectorClosedException() throws Exception {
+        int threads = 4;
+        List<Throwable> thrown = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (Descriptor source = new Descriptor(TestData.random(4096))) {
+            ReadableOperation readable = producer.createReadable(1_000_000, source);
+            RdmaMetadata metadata = readable.metadata();
+            for (int round = 0; round < 20; round++) {
+                Connector closing = new Connector(options().workerId("closing-" + round).build());
+                java.util.concurrent.CountDownLatch reading = new java.util.concurrent.CountDownLatch(threads);
+                List<Thread> readers = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    Thread reader = new Thread(() -> {
+                        try (Descriptor target = Descriptor.allocate(4096)) {
+                            for (int i = 0; ; i++) {
+                                if (i == 2) {
+                                    reading.countDown();
+                                }
+                                closing.read(metadata, target);
+                            }
+                        } catch (Throwable e) {
+                            thrown.add(e);
+                            reading.countDown();
+                        }
+                    }, "reader-" + t);
+                    readers.add(reader);
+                    reader.start();
+                }
+                assertThat(reading.await(60, TimeUnit.SECONDS)).isTrue();
+                closing.close();
+                for (Thread reader : readers) {
+                    reader.join(TimeUnit.SECONDS.toMillis(60));
+                }
+            }
+            readable.close();
+        }
+        assertThat(thrown).hasSize(20 * threads);
+        for (Throwable e : thrown) {
+            if (e instanceof TransferException transfer) {
+                assertThat(transfer.status()).as("%s", e).isEqualTo(OperationStatus.CANCELLED);
+            } else {
+                assertThat(e).as("what a thread that raced the close got").isInstanceOf(ConnectorClosedException.class);
+            }
+        }
+    }
+
     @Test
     void closingTheConnectorCancelsWhatIsInFlight() {
         Descriptor buffer = Descriptor.allocate(64);
