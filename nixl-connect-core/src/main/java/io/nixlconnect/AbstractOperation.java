@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 /**
  * What every {@link Operation} has: its book-keeping with the connector, local registrations, the status
@@ -167,7 +166,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 heldIn.release(localDescriptors.get(i).registrationRegion());
             }
             held = 0;
-            Consumer<AutoCloseable> keeper = draining ? memoryKeeper() : null;
+            MemoryKeeper keeper = draining ? memoryKeeper() : null;
             for (int i = 0; i < usesAcquired; i++) {
                 if (draining) {
                     localDescriptors.get(i).endDrain(keeper);
@@ -205,7 +204,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
      * Once {@link #transportReleased()} completed: null when no peer can reach the memory any more, else
      * where memory the descriptors would free must go instead (the transport keeps it until its agent closes).
      */
-    Consumer<AutoCloseable> memoryKeeper() {
+    MemoryKeeper memoryKeeper() {
         return null;
     }
 

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -120,7 +119,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     }
 
     @Override
-    final Consumer<AutoCloseable> memoryKeeper() {
+    final MemoryKeeper memoryKeeper() {
         PassiveWindow opened = window;
         return opened != null && opened.releasedWithoutNotification() ? opened::keepUntilAgentCloses : null;
     }

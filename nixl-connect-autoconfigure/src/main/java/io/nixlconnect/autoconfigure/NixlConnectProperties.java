@@ -148,6 +148,14 @@ public class NixlConnectProperties implements Validator {
                 errors.rejectValue("backendParameters", "invalid", "must have non-empty names and values, free of NUL "
                         + "characters: nixl.connect.nixl.backend-parameters.<name>=<value>");
             }
+            Duration drainLimit = nixl.getDrainLimit();
+            if (drainLimit == null || drainLimit.isNegative() || drainLimit.isZero()) {
+                errors.rejectValue("drainLimit", "notPositive", "must be positive, such as 2s (the default)");
+            }
+            DataSize maxKept = nixl.getMaxKeptMemory();
+            if (maxKept == null || maxKept.isNegative()) {
+                errors.rejectValue("maxKeptMemory", "negative", "must be 0 or more, such as 1GB (the default)");
+            }
             Duration progressDelay = nixl.getProgressThreadDelay();
             if (progressDelay != null && progressDelay.isNegative()) {
                 errors.rejectValue("progressThreadDelay", "negative", "must be zero or positive when set, such as 100us "
@@ -499,6 +507,34 @@ public class NixlConnectProperties implements Validator {
          * (0 spins a core). Unset: NIXL's progress thread stays off and this library's loop alone drives NIXL.
          */
         private Duration progressThreadDelay;
+
+        /**
+         * How long a passive operation closed before its peer's notification keeps its memory registered for a
+         * transfer that may still be in flight, plus the memory's size at 100 MB/s.
+         */
+        private Duration drainLimit = NixlSettings.DEFAULT_DRAIN_LIMIT;
+
+        /**
+         * Cap on memory kept resident for peers that stalled past the drain limit (health shows it against this).
+         * Host memory the library owns has its pages given back at once; what counts is memory the application owns.
+         */
+        private DataSize maxKeptMemory = DataSize.ofBytes(NixlSettings.DEFAULT_MAX_KEPT_BYTES);
+
+        public Duration getDrainLimit() {
+            return drainLimit;
+        }
+
+        public void setDrainLimit(Duration drainLimit) {
+            this.drainLimit = drainLimit;
+        }
+
+        public DataSize getMaxKeptMemory() {
+            return maxKeptMemory;
+        }
+
+        public void setMaxKeptMemory(DataSize maxKeptMemory) {
+            this.maxKeptMemory = maxKeptMemory;
+        }
 
         public String getLibraryPath() {
             return libraryPath;

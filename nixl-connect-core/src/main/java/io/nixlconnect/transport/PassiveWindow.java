@@ -70,4 +70,13 @@ public interface PassiveWindow extends AutoCloseable {
             throw new IllegalStateException("Freeing memory kept for a window failed", e);
         }
     }
+
+    /**
+     * As {@link #keepUntilAgentCloses(AutoCloseable)}, for memory of which {@code releasedBytes} were given back to
+     * the operating system already (their pages read as zeros, the addresses stay mapped: a stalled peer that asks
+     * for them reaches no freed memory); what the agent keeps resident is the rest.
+     */
+    default void keepUntilAgentCloses(AutoCloseable memory, long releasedBytes) {
+        keepUntilAgentCloses(memory);
+    }
 }

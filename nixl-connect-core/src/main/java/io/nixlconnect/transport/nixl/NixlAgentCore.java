@@ -51,8 +51,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
      */
     static final long UNAWAITED_DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     static final long DRAIN_BYTES_PER_SECOND = 100_000_000L;
-    /** The fixed part of {@link #drainLimitNanos}; tests shorten it. */
-    static volatile long drainBaseNanos = TimeUnit.SECONDS.toNanos(2);
+    /** When not negative, the fixed part of {@link #drainLimitNanos} instead of {@link NixlSettings#drainLimit()}: tests shorten it. */
+    static volatile long drainBaseNanos = -1;
 
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
@@ -74,6 +74,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
     /** Memory of windows released at their drain limit, freed when the agent is destroyed. */
     private final List<AutoCloseable> keptUntilClose = new ArrayList<>();
     private long keptBytes; // guarded by keptUntilClose
+    /** Of {@link #keptBytes}, what was given back to the system (pages released, addresses still mapped). */
+    private long keptReleasedBytes; // guarded by keptUntilClose
+    private boolean overKeptCap; // guarded by keptUntilClose
     private final NotificationDispatcher dispatcher =
             new NotificationDispatcher(MAX_EARLY_NOTIFICATIONS, MAX_EARLY_NOTIFICATION_BYTES);
     private final ProgressLoop progress;
@@ -481,7 +484,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 endDrain(window);
             }
         });
-        long limit = drainLimitNanos(window.bytes());
+        long limit = drainLimitNanos(drainBaseNanos >= 0 ? drainBaseNanos : settings.drainLimit().toNanos(), window.bytes());
         CompletableFuture.delayedExecutor(limit, TimeUnit.NANOSECONDS).execute(() -> {
             if (draining.contains(window)) {
                 log.warn("NIXL agent {}: a window of {} bytes closed before its notification got no notification within"
@@ -497,9 +500,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         progress.wake();
     }
 
-    /** How long a window closed early stays unreleased at most: 2 s plus its size at 100 MB/s. */
-    static long drainLimitNanos(long bytes) {
-        return drainBaseNanos + bytes / DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1)
+    /** How long a window closed early stays unreleased at most: {@code base} (2 s by default) plus its size at 100 MB/s. */
+    static long drainLimitNanos(long base, long bytes) {
+        return base + bytes / DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1)
                 + bytes % DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1) / DRAIN_BYTES_PER_SECOND;
     }
 
@@ -517,13 +520,25 @@ final class NixlAgentCore implements ProgressLoop.Work {
      * Keeps the memory of a window released at its drain limit until this agent is destroyed: the UCX worker
      * that could serve a stalled peer's late GET or PUT from it goes with the agent.
      */
-    void keepUntilClosed(AutoCloseable memory, long bytes) {
+    void keepUntilClosed(AutoCloseable memory, long bytes, long releasedBytes) {
         lifecycle.readLock().lock();
         try {
             if (agent != 0) {
+                long resident;
+                boolean crossed;
                 synchronized (keptUntilClose) {
                     keptUntilClose.add(memory);
                     keptBytes += bytes;
+                    keptReleasedBytes += Math.min(releasedBytes, keptBytes - keptReleasedBytes);
+                    resident = keptBytes - keptReleasedBytes;
+                    crossed = !overKeptCap && resident > settings.maxKeptBytes();
+                    overKeptCap = resident > settings.maxKeptBytes();
+                }
+                if (crossed) {
+                    log.warn("NIXL agent {}: {} bytes of memory kept for peers that stalled past the drain limit are"
+                            + " still resident, over the cap of {} (NixlSettings.maxKeptBytes): buffers the caller"
+                            + " owns (direct ByteBuffers, GPU memory) stay until the connector closes; host memory the"
+                            + " library owns had its pages given back at once", name, resident, settings.maxKeptBytes());
                 }
                 return;
             }
@@ -701,6 +716,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("windowsDraining", draining.size());
         synchronized (keptUntilClose) {
             details.put("bytesKeptAfterDrainLimit", keptBytes);
+            details.put("bytesKeptResident", keptBytes - keptReleasedBytes);
+            details.put("maxKeptBytes", settings.maxKeptBytes());
         }
         details.put("cudaRuntime", NixlCudaSupport.cudaRuntimeStatus());
         details.put("notificationsReceived", notificationsReceived);
@@ -758,6 +775,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 kept = new ArrayList<>(keptUntilClose);
                 keptUntilClose.clear();
                 keptBytes = 0;
+                keptReleasedBytes = 0;
+                overKeptCap = false;
             }
             closeKept(kept);
             onClose.accept(this);

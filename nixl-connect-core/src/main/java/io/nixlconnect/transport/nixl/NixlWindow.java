@@ -77,12 +77,18 @@ final class NixlWindow implements PassiveWindow {
 
     @Override
     public void keepUntilAgentCloses(AutoCloseable memory) {
+        keepUntilAgentCloses(memory, 0);
+    }
+
+    @Override
+    public void keepUntilAgentCloses(AutoCloseable memory, long releasedBytes) {
         boolean first;
         synchronized (this) {
             first = !keptCounted;
             keptCounted = true;
         }
-        core.keepUntilClosed(memory, first ? bytes : 0); // the window's bytes count once, whatever holds them
+        // The window's bytes count once, whatever holds them; what was given back to the system is not resident.
+        core.keepUntilClosed(memory, first ? bytes : 0, releasedBytes);
     }
 
     /** NIXL (UCX) picks the path itself; what this side sees is that the notification came through NIXL. */
