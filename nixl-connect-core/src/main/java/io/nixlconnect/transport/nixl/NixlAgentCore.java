@@ -294,13 +294,62 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (parsed.agent().equals(name)) {
             throw new InvalidAgentMetadataException("Agent", "is this agent's own name '" + name + "'");
         }
-        lifecycle.readLock().lock();
-        try {
-            ensureOpen();
-            return peers.load(metadata, parsed.agent());
-        } finally {
-            lifecycle.readLock().unlock();
+        long deadline = System.nanoTime() + MAX_PEER_WAIT_NANOS;
+        while (true) {
+            List<CompletableFuture<Void>> pending;
+            lifecycle.readLock().lock();
+            try {
+                ensureOpen();
+                return peers.load(metadata, parsed.agent());
+            } catch (NixlPeers.PeerBusyException busy) {
+                pending = transferCompletionsTo(parsed.agent());
+                if (pending.isEmpty()) {
+                    continue; // they ended meanwhile
+                }
+            } finally {
+                lifecycle.readLock().unlock();
+            }
+            awaitEnds(pending, parsed.agent(), deadline);
         }
+    }
+
+    /**
+     * Bounds the wait of a load for transfers to a peer of the same name (each also ends at its own operation
+     * timeout, which is far shorter).
+     */
+    static final long MAX_PEER_WAIT_NANOS = TimeUnit.MINUTES.toNanos(10);
+
+    /**
+     * Waits, holding no lock, for transfers that stand in the way of new metadata for {@code remote} (issue 22 item
+     * 5: a second agent under a producer's name, or a peer whose connection failed). They end by themselves: done,
+     * failed, or at their operation timeout.
+     */
+    private void awaitEnds(List<CompletableFuture<Void>> pending, String remote, long deadline) {
+        try {
+            CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
+                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.CancellationException e) {
+            // one of them failed or was cancelled: it has ended all the same
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new TransportException("NIXL agent " + name + " cannot take new metadata for peer '" + remote
+                    + "': " + pending.size() + " transfer(s) to an agent of that name are still in flight after "
+                    + TimeUnit.NANOSECONDS.toMinutes(MAX_PEER_WAIT_NANOS) + " minutes");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("NIXL agent " + name + ": interrupted while waiting for the transfers to '"
+                    + remote + "' to end before taking its new metadata");
+        }
+    }
+
+    /** The completions of the transfers to {@code remote} not ended yet. */
+    private List<CompletableFuture<Void>> transferCompletionsTo(String remote) {
+        List<CompletableFuture<Void>> completions = new ArrayList<>();
+        for (NixlTransfer transfer : inFlight) {
+            if (remote.equals(transfer.remote()) && !transfer.state().isTerminal()) {
+                completions.add(transfer.completion());
+            }
+        }
+        return completions;
     }
 
     /** The peers that transfers in flight target. */

@@ -83,10 +83,10 @@ final class NixlPeers {
         }
         long pending = core.transfersInFlightTo(remote);
         if (pending > 0) {
-            throw new TransportException("NIXL agent " + core.name() + " cannot take new metadata for peer '" + remote
-                    + "' (NIXL refused to merge it: " + NixlCapi.statusName(refusal) + "; the peer restarted or"
-                    + " re-registered memory under a new key) while " + pending + " transfer(s) to it are in"
-                    + " flight; replacing it would fail them");
+            throw new PeerBusyException("NIXL agent " + core.name() + " cannot take new metadata for peer '" + remote
+                    + "' (NIXL refused to merge it: " + NixlCapi.statusName(refusal) + "; the peer restarted, another"
+                    + " agent took its name, or it re-registered memory under a new key) while " + pending
+                    + " transfer(s) to it are in flight; replacing it would fail them");
         }
         log.debug("NIXL agent {}: replacing peer {} (NIXL refused to merge its new metadata: {})", core.name(),
                 remote, NixlCapi.statusName(refusal));
@@ -117,9 +117,9 @@ final class NixlPeers {
     private void tearDownBroken(String remote) {
         long pending = core.transfersInFlightTo(remote);
         if (pending > 0) {
-            throw new TransportException("NIXL agent " + core.name() + ": a transfer to peer '" + remote + "' failed"
+            throw new PeerBusyException("NIXL agent " + core.name() + ": a transfer to peer '" + remote + "' failed"
                     + " and its connection is to be made anew, once its " + pending + " transfer(s) still in flight"
-                    + " have ended; retry then");
+                    + " have ended");
         }
         broken.remove(remote);
         if (loaded.remove(remote) == null) {
@@ -139,6 +139,18 @@ final class NixlPeers {
     /** Peers a transfer to which failed, to be torn down at their next load (health). */
     int brokenCount() {
         return broken.size();
+    }
+
+    /**
+     * The metadata cannot be taken while transfers to an agent of that name are in flight; the agent waits for them
+     * to end, holding no lock, and tries again ({@link NixlAgentCore#loadRemote}).
+     */
+    static final class PeerBusyException extends TransportException {
+        private static final long serialVersionUID = 1L;
+
+        PeerBusyException(String message) {
+            super(message);
+        }
     }
 
     private TransportException loadFailure(byte[] metadata, int status) {
