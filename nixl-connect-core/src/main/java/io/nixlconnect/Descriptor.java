@@ -413,7 +413,7 @@ public final class Descriptor implements AutoCloseable {
             if (toFree != null) {
                 long released = toFree instanceof Memory && device.kind() == DeviceKind.HOST
                         ? NativeMemory.releasePages(ptr, size) : 0;
-                keeper.keep(toFree, released);
+                keeper.keep(toFree, size - released);
             }
             return;
         }

@@ -7,6 +7,6 @@ package io.nixlconnect;
 @FunctionalInterface
 interface MemoryKeeper {
 
-    /** Keeps {@code memory}, of which {@code releasedBytes} were already given back to the operating system. */
-    void keep(AutoCloseable memory, long releasedBytes);
+    /** Keeps {@code memory}, which holds {@code residentBytes} its owner would otherwise have freed now. */
+    void keep(AutoCloseable memory, long residentBytes);
 }

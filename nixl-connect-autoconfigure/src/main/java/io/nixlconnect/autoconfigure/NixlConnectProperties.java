@@ -515,8 +515,8 @@ public class NixlConnectProperties implements Validator {
         private Duration drainLimit = NixlSettings.DEFAULT_DRAIN_LIMIT;
 
         /**
-         * Cap on memory kept resident for peers that stalled past the drain limit (health shows it against this).
-         * Host memory the library owns has its pages given back at once; what counts is memory the application owns.
+         * Cap on memory kept resident for peers that stalled past the drain limit (health shows it against this; a
+         * warning beyond it). Host memory the library owns has its pages given back at once; what counts is GPU memory.
          */
         private DataSize maxKeptMemory = DataSize.ofBytes(NixlSettings.DEFAULT_MAX_KEPT_BYTES);
 

@@ -72,11 +72,11 @@ public interface PassiveWindow extends AutoCloseable {
     }
 
     /**
-     * As {@link #keepUntilAgentCloses(AutoCloseable)}, for memory of which {@code releasedBytes} were given back to
-     * the operating system already (their pages read as zeros, the addresses stay mapped: a stalled peer that asks
-     * for them reaches no freed memory); what the agent keeps resident is the rest.
+     * As {@link #keepUntilAgentCloses(AutoCloseable)}, saying how much memory this keeps resident that its owner
+     * would otherwise have freed now ({@code residentBytes}; 0 for what only keeps memory in use reachable, or memory
+     * whose pages were given back to the system first): the transport caps and reports it.
      */
-    default void keepUntilAgentCloses(AutoCloseable memory, long releasedBytes) {
+    default void keepUntilAgentCloses(AutoCloseable memory, long residentBytes) {
         keepUntilAgentCloses(memory);
     }
 }

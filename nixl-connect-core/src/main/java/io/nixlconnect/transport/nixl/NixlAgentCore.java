@@ -74,8 +74,11 @@ final class NixlAgentCore implements ProgressLoop.Work {
     /** Memory of windows released at their drain limit, freed when the agent is destroyed. */
     private final List<AutoCloseable> keptUntilClose = new ArrayList<>();
     private long keptBytes; // guarded by keptUntilClose
-    /** Of {@link #keptBytes}, what was given back to the system (pages released, addresses still mapped). */
-    private long keptReleasedBytes; // guarded by keptUntilClose
+    /**
+     * Memory kept that its owner would have freed: owned memory of closed descriptors, less pages given back to the
+     * system (see {@link NixlSettings#maxKeptBytes()}). {@link #keptBytes} also counts windows over memory still in use.
+     */
+    private long keptResidentBytes; // guarded by keptUntilClose
     private boolean overKeptCap; // guarded by keptUntilClose
     private final NotificationDispatcher dispatcher =
             new NotificationDispatcher(MAX_EARLY_NOTIFICATIONS, MAX_EARLY_NOTIFICATION_BYTES);
@@ -569,7 +572,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
      * Keeps the memory of a window released at its drain limit until this agent is destroyed: the UCX worker
      * that could serve a stalled peer's late GET or PUT from it goes with the agent.
      */
-    void keepUntilClosed(AutoCloseable memory, long bytes, long releasedBytes) {
+    void keepUntilClosed(AutoCloseable memory, long bytes, long residentBytes) {
         lifecycle.readLock().lock();
         try {
             if (agent != 0) {
@@ -578,16 +581,16 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 synchronized (keptUntilClose) {
                     keptUntilClose.add(memory);
                     keptBytes += bytes;
-                    keptReleasedBytes += Math.min(releasedBytes, keptBytes - keptReleasedBytes);
-                    resident = keptBytes - keptReleasedBytes;
+                    keptResidentBytes += residentBytes;
+                    resident = keptResidentBytes;
                     crossed = !overKeptCap && resident > settings.maxKeptBytes();
                     overKeptCap = resident > settings.maxKeptBytes();
                 }
                 if (crossed) {
-                    log.warn("NIXL agent {}: {} bytes of memory kept for peers that stalled past the drain limit are"
-                            + " still resident, over the cap of {} (NixlSettings.maxKeptBytes): buffers the caller"
-                            + " owns (direct ByteBuffers, GPU memory) stay until the connector closes; host memory the"
-                            + " library owns had its pages given back at once", name, resident, settings.maxKeptBytes());
+                    log.warn("NIXL agent {}: {} bytes of memory that closed descriptors owned are kept resident for"
+                            + " peers that stalled past the drain limit, over the cap of {} (NixlSettings.maxKeptBytes):"
+                            + " GPU memory cannot be given back before the connector closes (host memory is, but for"
+                            + " the partial pages at its ends)", name, resident, settings.maxKeptBytes());
                 }
                 return;
             }
@@ -765,7 +768,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("windowsDraining", draining.size());
         synchronized (keptUntilClose) {
             details.put("bytesKeptAfterDrainLimit", keptBytes);
-            details.put("bytesKeptResident", keptBytes - keptReleasedBytes);
+            details.put("bytesKeptResident", keptResidentBytes);
             details.put("maxKeptBytes", settings.maxKeptBytes());
         }
         details.put("cudaRuntime", NixlCudaSupport.cudaRuntimeStatus());
@@ -824,7 +827,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 kept = new ArrayList<>(keptUntilClose);
                 keptUntilClose.clear();
                 keptBytes = 0;
-                keptReleasedBytes = 0;
+                keptResidentBytes = 0;
                 overKeptCap = false;
             }
             closeKept(kept);

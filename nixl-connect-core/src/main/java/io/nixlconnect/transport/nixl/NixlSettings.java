@@ -25,9 +25,10 @@ import java.util.Map;
  * @param drainLimit        the fixed part of the drain limit: how long a passive operation closed before its peer's
  *                          notification keeps its memory registered (plus its size at 100 MB/s), for a transfer that
  *                          may still be in flight; positive
- * @param maxKeptBytes      cap on the memory kept resident for peers that stalled past the drain limit (health shows
- *                          it against this); host memory the library owns has its pages given back at once, so what
- *                          counts is memory the caller owns (direct buffers, GPU memory); at least 0
+ * @param maxKeptBytes      cap on memory kept resident for peers that stalled past the drain limit, which its owner
+ *                          would have freed (health shows it against this, the agent warns beyond it): host memory the
+ *                          library owns has its pages given back at once (it stays mapped), so what counts is GPU memory
+ *                          and the partial pages at the ends of host allocations; at least 0
  */
 public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backends,
         Map<String, String> backendParameters, long nixlProgressThreadDelayMicros, Duration drainLimit,

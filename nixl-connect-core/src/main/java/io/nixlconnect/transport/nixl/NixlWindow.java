@@ -81,14 +81,13 @@ final class NixlWindow implements PassiveWindow {
     }
 
     @Override
-    public void keepUntilAgentCloses(AutoCloseable memory, long releasedBytes) {
+    public void keepUntilAgentCloses(AutoCloseable memory, long residentBytes) {
         boolean first;
         synchronized (this) {
             first = !keptCounted;
             keptCounted = true;
         }
-        // The window's bytes count once, whatever holds them; what was given back to the system is not resident.
-        core.keepUntilClosed(memory, first ? bytes : 0, releasedBytes);
+        core.keepUntilClosed(memory, first ? bytes : 0, residentBytes); // the window's bytes count once
     }
 
     /** NIXL (UCX) picks the path itself; what this side sees is that the notification came through NIXL. */
