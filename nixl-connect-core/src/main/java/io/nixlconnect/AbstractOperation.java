@@ -2,15 +2,14 @@ package io.nixlconnect;
 
 import io.nixlconnect.transport.EndListener;
 import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.TransferAttributes;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What every {@link Operation} has: its book-keeping with the connector, local registrations, the status
@@ -150,9 +149,13 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
             // Counted holds, not a Lease object each: the operation knows which regions it holds.
             RegistrationCache cache = connection().registrations();
             heldIn = cache;
-            for (Descriptor descriptor : localDescriptors) {
-                cache.hold(descriptor.registrationRegion());
-                held++;
+            // A block list's slices of one pool share its registration: one hold of n, not n holds (a lookup each).
+            int count = localDescriptors.size();
+            while (held < count) {
+                MemoryRegion region = localDescriptors.get(held).registrationRegion();
+                int run = sameRegistrationRun(held, region);
+                cache.hold(region, run);
+                held += run;
             }
         } catch (RuntimeException e) {
             releaseLocal();
@@ -160,10 +163,22 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         }
     }
 
+    /** How many local descriptors from {@code from} on have {@code region} (the same object) as their registration. */
+    private int sameRegistrationRun(int from, MemoryRegion region) {
+        int end = from + 1;
+        while (end < localDescriptors.size() && localDescriptors.get(end).registrationRegion() == region) {
+            end++;
+        }
+        return end - from;
+    }
+
     private void releaseLocal() {
         synchronized (hooks) {
-            for (int i = 0; i < held; i++) {
-                heldIn.release(localDescriptors.get(i).registrationRegion());
+            for (int i = 0; i < held; ) {
+                MemoryRegion region = localDescriptors.get(i).registrationRegion();
+                int run = Math.min(sameRegistrationRun(i, region), held - i);
+                heldIn.release(region, run);
+                i += run;
             }
             held = 0;
             MemoryKeeper keeper = draining ? memoryKeeper() : null;
@@ -347,24 +362,18 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     }
 
     @Override
-    public Map<String, Object> attributes() {
-        Map<String, Object> reported = transferAttributes();
-        if (reported.containsKey("transport")) {
-            return reported;
-        }
-        Map<String, Object> all = new LinkedHashMap<>();
-        all.put("transport", connector.backendName());
-        all.putAll(reported);
-        return Collections.unmodifiableMap(all);
+    public TransferAttributes attributes() {
+        TransferAttributes reported = transferAttributes();
+        return reported != null ? reported : TransferAttributes.of(connector.backendName());
     }
 
-    /** What the transport reported about this operation's transfer; empty where there is none. */
-    Map<String, Object> transferAttributes() {
-        return Map.of();
+    /** What the transport reported about this operation's transfer; null where there is none. */
+    @Nullable TransferAttributes transferAttributes() {
+        return null;
     }
 
     @Override
-    public Throwable failure() {
+    public @Nullable Throwable failure() {
         return failure;
     }
 

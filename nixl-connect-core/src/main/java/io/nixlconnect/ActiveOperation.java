@@ -1,12 +1,13 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.TransferAttributes;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The side that moves the bytes: it loads the peer from the {@link RdmaMetadata}, posts one transfer for
@@ -16,7 +17,8 @@ import java.util.Map;
 public abstract sealed class ActiveOperation extends AbstractOperation permits ReadOperation, WriteOperation {
 
     private final RdmaMetadata remoteMetadata;
-    private volatile Remote remote;
+    /** The peer's agent name, once loaded on this operation's connection. */
+    private volatile String remoteAgent;
     private volatile TransferHandle handle;
 
     ActiveOperation(Connector connector, OperationKind kind, RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
@@ -93,11 +95,14 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
                     : ended(e);
         }
         try {
-            remote = new Remote(connection(), agentMetadata);
-            refuseSpent(remote.name());
             List<MemoryRegion> local = localRegions();
             List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
+            // Last before posting: once the peer is loaded, whatever ends this operation short of COMPLETE is
+            // reported to it (releaseTransport), the post's own refusal included.
+            String peerAgent = connection().loadRemote(agentMetadata);
+            remoteAgent = peerAgent;
+            refuseSpent(peerAgent);
             if (!compareAndSetStatus(OperationStatus.UNINITIALIZED, OperationStatus.IN_PROGRESS)) {
                 // Ended before it was posted: only the connector's close does that (it cancels what it finds).
                 throw new ConnectorClosedException("Connector '" + connector.name() + "' closed while this "
@@ -105,8 +110,8 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             }
             byte[] notification = notificationKey().getBytes(StandardCharsets.UTF_8);
             TransferHandle posted = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local,
-                    remote.name(), peer, notification)
-                    : connection().agent().postTransfer(op, local, remote.name(), peer, notification);
+                    peerAgent, peer, notification)
+                    : connection().agent().postTransfer(op, local, peerAgent, peer, notification);
             handle = posted;
             if (status().isTerminal()) {
                 posted.cancel(); // closed while posting: its finish found no handle to cancel
@@ -169,7 +174,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     final void expire() {
         finish(OperationStatus.ERRORED, new TransferTimeoutException(getClass().getSimpleName()
                 + " did not complete within the operation timeout of " + connector.options().operationTimeout()
-                + " (peer '" + remote.name() + "')"));
+                + " (peer '" + remoteAgent + "')"));
     }
 
     /** The peer's regions, as an immutable list handed over to the transport. */
@@ -201,9 +206,9 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     @Override
-    Map<String, Object> transferAttributes() {
+    @Nullable TransferAttributes transferAttributes() {
         TransferHandle posted = handle;
-        return posted == null ? Map.of() : posted.attributes();
+        return posted == null ? null : posted.attributes();
     }
 
     @Override
@@ -225,7 +230,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     }
 
     @Override
-    public final String transferPath() {
+    public final @Nullable String transferPath() {
         TransferHandle posted = handle;
         return posted == null ? null : posted.path();
     }
@@ -233,13 +238,28 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
     @Override
     final void releaseTransport() {
         connector.deadlines().disarm(hooks);
-        Remote peer = remote;
+        String peer = remoteAgent;
         if (status() == OperationStatus.COMPLETE && peer != null) {
-            connection().spentWindows().record(peer.name(), notificationKey());
+            connection().spentWindows().record(peer, notificationKey());
         }
         TransferHandle posted = handle;
         if (posted != null) {
             posted.cancel();
         }
+        if (peer != null && status() != OperationStatus.COMPLETE) {
+            // The peer's passive operation would otherwise wait for its own timeout (on NIXL nothing else tells it).
+            connection().agent().reportFailure(peer, notificationKey().getBytes(StandardCharsets.UTF_8),
+                    failureReport());
+        }
+    }
+
+    /** Why this operation ended short of COMPLETE, as its peer is told: no key, only what the peer may log. */
+    private String failureReport() {
+        Throwable cause = failure();
+        String what = getClass().getSimpleName() + " of worker '" + connector.name() + "'";
+        if (status() == OperationStatus.CANCELLED) {
+            return what + " was cancelled";
+        }
+        return what + " failed" + (cause == null || cause.getMessage() == null ? "" : ": " + cause.getMessage());
     }
 }

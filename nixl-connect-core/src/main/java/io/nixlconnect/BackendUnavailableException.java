@@ -1,5 +1,7 @@
 package io.nixlconnect;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The transport a connector was configured for cannot be used here: for NIXL, the native library could not be
  * found or loaded. The message says what was searched and what to set.
@@ -10,7 +12,7 @@ public class BackendUnavailableException extends NixlConnectException {
 
     private final String backend;
 
-    public BackendUnavailableException(String backend, String message, Throwable cause) {
+    public BackendUnavailableException(String backend, String message, @Nullable Throwable cause) {
         super(message, cause);
         this.backend = backend;
     }

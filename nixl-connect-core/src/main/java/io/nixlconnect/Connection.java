@@ -1,20 +1,22 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.InvalidAgentMetadataException;
+import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.TransportAgent;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * One transport agent of a {@link Connector}, named {@code <workerId>-<number>}: its memory registrations
- * and the peers it has loaded. A connector creates one connection and reuses it for every operation;
- * more are only needed to present several agents.
+ * and the peers it has loaded. A connector creates one and reuses it for every operation.
  *
- * <p>Read-only for applications: the connector creates it and loads peers through it before every transfer. The
+ * <p>Internal: Python Dynamo exposes its {@code Connection}, but a caller there does nothing with it either (the
+ * connector creates it and loads peers through it); what a caller may want to know — the agent's peer count and
+ * registered bytes — {@link Connector#remoteAgentCount()} and {@link Connector#registeredBytes()} report. The
  * transport agent owns the peers' lifetime (loading the same metadata again is a lookup there; it unloads when it
  * chooses), so nothing here can unload a peer under a live transfer.
  */
-public final class Connection {
+final class Connection {
 
     private final Connector connector;
     private final int number;
@@ -44,17 +46,17 @@ public final class Connection {
     }
 
     /** The agent's name, {@code <workerId>-<number>}: what peers know it by. */
-    public String name() {
+    String name() {
         return name;
     }
 
     /** This connection's number within its connector, from 1. */
-    public int number() {
+    int number() {
         return number;
     }
 
     /** The connector that owns it. */
-    public Connector connector() {
+    Connector connector() {
         return connector;
     }
 
@@ -67,12 +69,12 @@ public final class Connection {
         }
         if (agent == null) {
             agent = connector.createAgent(this);
-            registrations = new RegistrationCache(agent);
+            registrations = new RegistrationCache(agent, connector.backendName());
         }
     }
 
     /** This agent's metadata (raw, not encoded): what a peer loads to reach it. */
-    public byte[] metadata() {
+    byte[] metadata() {
         return agent().localMetadata();
     }
 
@@ -80,13 +82,15 @@ public final class Connection {
      * The metadata a passive operation publishes: this agent's current metadata, encoded once for as long as it
      * does not change.
      */
-    RdmaMetadata publish(List<SerializedDescriptor> descriptors, String notificationKey, OperationKind kind) {
+    RdmaMetadata publish(List<SerializedDescriptor> descriptors, List<MemoryRegion> registered, String notificationKey,
+            OperationKind kind) {
         TransportAgent current = agent();
         byte[] known;
         synchronized (this) {
             known = publishedRaw;
         }
-        byte[] raw = known != null && current.localMetadataEquals(known) ? known : current.localMetadata();
+        byte[] raw = known != null && current.localMetadataEquals(known, registered) ? known
+                : current.localMetadata(registered);
         String encoded;
         synchronized (this) {
             if (publishedRaw == null || !Arrays.equals(publishedRaw, raw)) {
@@ -104,8 +108,13 @@ public final class Connection {
         return spentWindows;
     }
 
+    /** This agent's metadata for a peer whose transfers stay within {@code registered}: see {@link TransportAgent#localMetadata(List)}. */
+    byte[] metadata(List<MemoryRegion> registered) {
+        return agent().localMetadata(registered);
+    }
+
     /** Number of peers the agent holds loaded. */
-    public int remoteAgentCount() {
+    int remoteAgentCount() {
         TransportAgent loaded;
         synchronized (this) {
             loaded = closed ? null : agent;
@@ -114,7 +123,7 @@ public final class Connection {
     }
 
     /** Bytes of local memory currently registered through this connection. */
-    public long registeredBytes() {
+    long registeredBytes() {
         RegistrationCache cache;
         synchronized (this) {
             cache = registrations;

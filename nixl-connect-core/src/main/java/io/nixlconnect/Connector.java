@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import io.nixlconnect.transport.Transport;
 import io.nixlconnect.transport.TransportAgent;
+import io.nixlconnect.transport.TransportException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,6 +19,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,7 +71,7 @@ public final class Connector implements AutoCloseable {
     }
 
     /** A connector named {@code workerId} ({@code null}: a new UUID without dashes) with default options. */
-    public Connector(String workerId) {
+    public Connector(@Nullable String workerId) {
         this(ConnectorOptions.builder().workerId(workerId).build());
     }
 
@@ -100,6 +102,9 @@ public final class Connector implements AutoCloseable {
                 opened.close();
             }
             scheduler.shutdownNow();
+            if (e instanceof TransportException failed && opened != null) {
+                throw TransportFailureException.of(opened.name(), "create its agent", failed);
+            }
             throw e;
         }
         log.info("nixl-connect connector '{}' started on the {} transport", workerId, transport.name());

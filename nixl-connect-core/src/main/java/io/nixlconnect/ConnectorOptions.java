@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Settings of a {@link Connector}. Immutable; build with {@link #builder()}. Every setting has a default
@@ -63,7 +64,7 @@ public final class ConnectorOptions {
     }
 
     /** Worker id; {@code null} means a new UUID without dashes. */
-    public String workerId() {
+    public @Nullable String workerId() {
         return workerId;
     }
 
@@ -83,7 +84,7 @@ public final class ConnectorOptions {
     }
 
     /** Longest a passive operation waits for its peer before it ends ERRORED; {@code null} waits until closed. */
-    public Duration passiveTimeout() {
+    public @Nullable Duration passiveTimeout() {
         return passiveTimeout;
     }
 
@@ -115,7 +116,7 @@ public final class ConnectorOptions {
         private Builder() {
         }
 
-        public Builder workerId(String workerId) {
+        public Builder workerId(@Nullable String workerId) {
             if (workerId != null && workerId.isEmpty()) {
                 throw new IllegalArgumentException("workerId must be a non-empty string or null");
             }
@@ -132,7 +133,7 @@ public final class ConnectorOptions {
         }
 
         /** As {@link #transports(TransportSettings...)}; {@code null} restores the default (every backend, NIXL first). */
-        public Builder transports(List<TransportSettings> preference) {
+        public Builder transports(@Nullable List<TransportSettings> preference) {
             if (preference != null && (preference.isEmpty() || preference.stream().anyMatch(Objects::isNull))) {
                 throw new IllegalArgumentException("transports must list at least one transport and no null, was "
                         + preference);
@@ -150,7 +151,7 @@ public final class ConnectorOptions {
         }
 
         /** {@code null} (the default) lets passive operations wait until closed. */
-        public Builder passiveTimeout(Duration timeout) {
+        public Builder passiveTimeout(@Nullable Duration timeout) {
             if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
                 throw new IllegalArgumentException("passiveTimeout must be positive or null, was " + timeout);
             }

@@ -16,6 +16,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -100,12 +101,12 @@ public final class Descriptor implements AutoCloseable {
      * Describes memory at a raw address. {@code ref} (may be null) is kept reachable for as long as the
      * descriptor is: pass the object that owns the memory.
      */
-    public Descriptor(long ptr, long size, Device device, Object ref) {
+    public Descriptor(long ptr, long size, Device device, @Nullable Object ref) {
         this(ptr, size, device, ref, false);
     }
 
     /** As {@link #Descriptor(long, long, Device, Object)}, with the device as a string ({@code cpu}, {@code cuda:1}, …). */
-    public Descriptor(long ptr, long size, String device, Object ref) {
+    public Descriptor(long ptr, long size, String device, @Nullable Object ref) {
         this(ptr, size, Device.of(device), ref, false);
     }
 
@@ -158,12 +159,35 @@ public final class Descriptor implements AutoCloseable {
         return buffer;
     }
 
-    /** Allocates {@code size} zeroed bytes of host memory that this descriptor owns (sizes beyond 2 GiB too). */
+    /**
+     * Allocates {@code size} zeroed bytes of host memory that this descriptor owns (sizes beyond 2 GiB too).
+     *
+     * @throws NixlConnectException when the system cannot give that much memory; the message names the size
+     */
     public static Descriptor allocate(long size) {
         if (size < 0) {
             throw new IllegalArgumentException("size must be >= 0, was " + size);
         }
-        return new Descriptor(NativeMemory.allocate(size), size);
+        return new Descriptor(allocateHost(size), size);
+    }
+
+    /** Native memory from malloc; its failure is the library's exception, not the JVM's OutOfMemoryError. */
+    private static Memory allocateHost(long size) {
+        try {
+            return NativeMemory.allocate(size);
+        } catch (OutOfMemoryError e) {
+            // JNA reports a failed malloc as "Cannot allocate N bytes"; the Java heap is fine then. Anything else
+            // is the heap's own exhaustion, which stays an error.
+            if (e.getMessage() == null || !e.getMessage().startsWith("Cannot allocate")) {
+                throw e;
+            }
+            throw new NixlConnectException("Cannot allocate " + size + " bytes" + inGiB(size)
+                    + " of host memory: the system refused it (malloc failed); allocate less, or free memory", e);
+        }
+    }
+
+    private static String inGiB(long size) {
+        return size < (1L << 30) ? "" : String.format(java.util.Locale.ROOT, " (%.1f GiB)", size / (double) (1L << 30));
     }
 
     /** A descriptor of a peer's buffer, as its {@link RdmaMetadata} lists it. */
@@ -189,7 +213,7 @@ public final class Descriptor implements AutoCloseable {
         if (data == null) {
             throw new IllegalArgumentException("data must not be null");
         }
-        Memory memory = NativeMemory.allocate(data.length);
+        Memory memory = allocateHost(data.length);
         NativeMemory.copyIn(data, Pointer.nativeValue(memory));
         return memory;
     }
@@ -235,7 +259,7 @@ public final class Descriptor implements AutoCloseable {
     }
 
     /** The descriptor this is a slice of (the outermost one), or null if it is not a slice. */
-    public Descriptor parent() {
+    public @Nullable Descriptor parent() {
         return parent;
     }
 

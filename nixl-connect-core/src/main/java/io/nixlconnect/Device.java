@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import java.util.Locale;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where memory lives: the host ({@code cpu}), one CUDA device ({@code cuda:N}) or one Intel GPU ({@code xpu:N}).
@@ -132,7 +133,7 @@ public final class Device {
     }
 
     @Override
-    public boolean equals(Object other) {
+    public boolean equals(@Nullable Object other) {
         return other instanceof Device that && kind == that.kind && id == that.id;
     }
 

@@ -1,5 +1,7 @@
 package io.nixlconnect;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An {@link RdmaMetadata} or {@link SerializedDescriptor} document broke a rule of the wire format.
  * {@link #field()} names the offending field, as the JSON spells it (for example
@@ -18,7 +20,7 @@ public class InvalidMetadataException extends NixlConnectException {
         this.field = field;
     }
 
-    public InvalidMetadataException(String field, String problem, Throwable cause) {
+    public InvalidMetadataException(String field, String problem, @Nullable Throwable cause) {
         super("Invalid RdmaMetadata: field '" + field + "' " + problem, cause);
         this.field = field;
     }

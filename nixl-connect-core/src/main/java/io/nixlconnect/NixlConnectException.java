@@ -1,10 +1,14 @@
 package io.nixlconnect;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The root of every exception this library throws or reports, so that an application can catch all of them in one
  * place: the API's own ({@link TransferException}, {@link InvalidMetadataException}, ...), CUDA's
  * ({@code io.nixlconnect.cuda}) and the transport SPI's ({@code io.nixlconnect.transport.TransportException}, which
- * a backend raises when it fails or refuses a request and which reaches a caller as it is). Only the caller's own
+ * a backend raises when it fails or refuses a request; the connector hands it to a caller only as the cause of an
+ * exception of the API, {@link TransportFailureException} or {@link TransferException}, or as an operation's
+ * {@link Operation#failure()}). Only the caller's own
  * mistakes are the JDK's exceptions: an invalid argument ({@link IllegalArgumentException}), a {@code null} where
  * none is allowed ({@link NullPointerException}), or a call in the wrong state ({@link IllegalStateException}).
  *
@@ -19,7 +23,7 @@ public class NixlConnectException extends RuntimeException {
         super(message);
     }
 
-    public NixlConnectException(String message, Throwable cause) {
+    public NixlConnectException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -97,12 +97,17 @@ final class NixlMetadataCodec {
         }
     }
 
+    /** {@code "b64:"} + base64(zlib level 6). */
     static String encode(byte[] agentMetadata) {
         return encode(agentMetadata, false);
     }
 
-    /** {@code "b64:"} + base64(zlib level 6), or with {@code hex} the legacy lowercase hex of the zlib bytes. */
-    static String encode(byte[] agentMetadata, boolean hex) {
+    /** The legacy form: lowercase hex of the zlib bytes. */
+    static String encodeHex(byte[] agentMetadata) {
+        return encode(agentMetadata, true);
+    }
+
+    private static String encode(byte[] agentMetadata, boolean hex) {
         if (agentMetadata == null || agentMetadata.length == 0) {
             throw new IllegalArgumentException("agent metadata must not be empty");
         }

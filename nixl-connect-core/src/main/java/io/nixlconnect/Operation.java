@@ -1,9 +1,10 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.TransferAttributes;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One transfer as callers and {@link OperationListener}s see it: passive ({@link ReadableOperation},
@@ -57,21 +58,18 @@ public sealed interface Operation extends AutoCloseable permits AbstractOperatio
      * with one copy), {@code "tcp"} (embedded transport over its socket), {@code "nixl"}; null while no bytes have
      * moved (a passive operation no peer has reached yet).
      */
-    String transferPath();
+    @Nullable String transferPath();
 
     /** Why the operation errored or was cancelled; {@code null} otherwise. */
-    Throwable failure();
+    @Nullable Throwable failure();
 
     /**
-     * How the bytes moved, as the transport reports it: {@code transport} ({@code embedded} or {@code nixl}) always;
-     * for an active operation once it has ended, {@code backend} (the NIXL plugin NIXL chose, e.g. {@code UCX}, or
-     * {@code tcp} on the embedded transport) and, on NIXL, its telemetry of the transfer
-     * ({@code telemetry.postMicros}, {@code telemetry.transferMicros}, {@code telemetry.bytes},
-     * {@code telemetry.descriptors}); the embedded transport adds the {@code peer} address, and {@code streams} (the
-     * number of connections) when it striped a large transfer over several. A passive operation
-     * learns nothing of the path its peer chose. Never null; unmodifiable.
+     * How the bytes moved, as the transport reports it: always the transport ({@code embedded} or {@code nixl}); for
+     * an active operation once it has ended, the backend it chose ({@code UCX}…, or {@code tcp} on the embedded
+     * transport) and, on NIXL, its telemetry of the transfer; the embedded transport adds the peer's address and the
+     * connections a striped transfer went over. A passive operation learns nothing of the path its peer chose.
      */
-    Map<String, Object> attributes();
+    TransferAttributes attributes();
 
     /**
      * A future that completes when the operation completes, or exceptionally with a {@link TransferException}

@@ -3,11 +3,13 @@ package io.nixlconnect;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The side that publishes its buffers ({@link #metadata()}) and waits: it completes when the peer's
@@ -43,6 +45,11 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         PassiveWindow opened;
         try {
             opened = connection().agent().openWindow(access, localRegions(), key, peers);
+        } catch (TransportException e) {
+            TransportFailureException failure = TransportFailureException.of(connector.backendName(),
+                    "open the window of a " + getClass().getSimpleName(), e);
+            finish(OperationStatus.ERRORED, failure);
+            throw failure;
         } catch (RuntimeException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
@@ -66,40 +73,64 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     /**
      * What the peer needs: this side's descriptors, agent metadata ({@code b64:} + zlib), the notification
-     * key and the kind. Send it as JSON ({@link RdmaMetadata#toJson()} or any Jackson mapper).
+     * key and the kind. Send it as JSON ({@link RdmaMetadata#toJson()} or any Jackson mapper). Built once.
      */
-    public final RdmaMetadata metadata() {
-        return metadata(false);
+    public final synchronized RdmaMetadata metadata() {
+        if (metadata == null) {
+            metadata = connection().publish(localSerialized(), registrationRegions(localDescriptors()), notificationKey(),
+                    operationKind());
+        }
+        return metadata;
     }
 
     /**
-     * As {@link #metadata()}; with {@code hexEncode} the agent metadata is in the legacy form (lowercase hex of the
-     * zlib bytes, no prefix) that Python's {@code metadata(hex_encode=True)} writes, for peers that predate the
-     * {@code b64:} form. Each form is built once; unlike Python, asking for one form never returns the other.
+     * As {@link #metadata()}, with the agent metadata in the legacy form (lowercase hex of the zlib bytes, no prefix)
+     * that Python's {@code metadata(hex_encode=True)} writes, for peers that predate the {@code b64:} form. Built once;
+     * unlike Python, asking for one form never returns the other.
      */
-    public final synchronized RdmaMetadata metadata(boolean hexEncode) {
-        RdmaMetadata cached = hexEncode ? hexMetadata : metadata;
-        if (cached == null) {
-            List<Descriptor> locals = localDescriptors();
-            List<SerializedDescriptor> descriptors;
-            if (locals.size() == 1) {
-                descriptors = List.of(locals.get(0).metadata());
-            } else {
-                descriptors = new ArrayList<>(locals.size());
-                for (Descriptor descriptor : locals) {
-                    descriptors.add(descriptor.metadata());
-                }
+    public final synchronized RdmaMetadata hexEncodedMetadata() {
+        if (hexMetadata == null) {
+            hexMetadata = RdmaMetadata.ofHexEncoded(localSerialized(),
+                    connection().metadata(registrationRegions(localDescriptors())), notificationKey(), operationKind());
+        }
+        return hexMetadata;
+    }
+
+    private List<SerializedDescriptor> localSerialized() {
+        List<Descriptor> locals = localDescriptors();
+        if (locals.size() == 1) {
+            return List.of(locals.get(0).metadata());
+        }
+        List<SerializedDescriptor> descriptors = new ArrayList<>(locals.size());
+        for (Descriptor descriptor : locals) {
+            descriptors.add(descriptor.metadata());
+        }
+        return descriptors;
+    }
+
+    /**
+     * The registrations the descriptors lie in, each once (a block list's slices of one pool: one): the agent's
+     * metadata needs to describe these only.
+     */
+    private static List<MemoryRegion> registrationRegions(List<Descriptor> locals) {
+        if (locals.size() == 1) {
+            return List.of(locals.get(0).registrationRegion());
+        }
+        List<MemoryRegion> regions = new ArrayList<>(1);
+        java.util.Set<MemoryRegion> seen = null;
+        for (Descriptor descriptor : locals) {
+            MemoryRegion region = descriptor.registrationRegion();
+            if (!regions.isEmpty() && regions.get(regions.size() - 1) == region) {
+                continue; // the common case, checked without hashing
             }
-            cached = hexEncode
-                    ? RdmaMetadata.of(descriptors, connection().metadata(), notificationKey(), operationKind(), true)
-                    : connection().publish(descriptors, notificationKey(), operationKind());
-            if (hexEncode) {
-                hexMetadata = cached;
-            } else {
-                metadata = cached;
+            if (seen == null) {
+                seen = new java.util.HashSet<>();
+            }
+            if (seen.add(region)) {
+                regions.add(region);
             }
         }
-        return cached;
+        return regions;
     }
 
     /** How many peers' notifications complete this operation: 1, or the readers of a fan-out readable. */
@@ -130,7 +161,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     }
 
     @Override
-    public final String transferPath() {
+    public final @Nullable String transferPath() {
         return window == null ? null : window.path();
     }
 

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 
 /**
@@ -105,22 +106,27 @@ public final class RdmaMetadata {
      */
     public static RdmaMetadata of(List<SerializedDescriptor> descriptors, byte[] agentMetadata, String notificationKey,
             OperationKind operationKind) {
-        return of(descriptors, agentMetadata, notificationKey, operationKind, false);
+        return encoded(descriptors, agentMetadata, notificationKey, operationKind, false);
     }
 
     /**
-     * As {@link #of(List, byte[], String, OperationKind)}; with {@code hexEncode} the agent metadata is written in the
-     * legacy form, lowercase hex of the zlib bytes with no prefix, as Python's {@code metadata(hex_encode=True)} does
-     * (for peers older than the {@code b64:} form).
+     * As {@link #of(List, byte[], String, OperationKind)}, with the agent metadata in the legacy form, lowercase hex of
+     * the zlib bytes with no prefix, as Python's {@code metadata(hex_encode=True)} writes it (for peers older than the
+     * {@code b64:} form).
      *
      * @throws InvalidMetadataException if {@code agentMetadata} is null, empty or larger than {@link #MAX_NIXL_METADATA_BYTES}
      */
-    public static RdmaMetadata of(List<SerializedDescriptor> descriptors, byte[] agentMetadata, String notificationKey,
-            OperationKind operationKind, boolean hexEncode) {
+    public static RdmaMetadata ofHexEncoded(List<SerializedDescriptor> descriptors, byte[] agentMetadata,
+            String notificationKey, OperationKind operationKind) {
+        return encoded(descriptors, agentMetadata, notificationKey, operationKind, true);
+    }
+
+    private static RdmaMetadata encoded(List<SerializedDescriptor> descriptors, byte[] agentMetadata,
+            String notificationKey, OperationKind operationKind, boolean hex) {
         checkAgentMetadata(agentMetadata);
         byte[] copy = agentMetadata.clone();
-        return new RdmaMetadata(descriptors, NixlMetadataCodec.encode(copy, hexEncode), notificationKey, operationKind,
-                copy, false);
+        return new RdmaMetadata(descriptors, hex ? NixlMetadataCodec.encodeHex(copy) : NixlMetadataCodec.encode(copy),
+                notificationKey, operationKind, copy, false);
     }
 
     /**
@@ -294,7 +300,7 @@ public final class RdmaMetadata {
     }
 
     @Override
-    public boolean equals(Object other) {
+    public boolean equals(@Nullable Object other) {
         return other instanceof RdmaMetadata that && descriptors.equals(that.descriptors)
                 && nixlMetadata.equals(that.nixlMetadata) && notificationKey.equals(that.notificationKey)
                 && operationKind == that.operationKind;

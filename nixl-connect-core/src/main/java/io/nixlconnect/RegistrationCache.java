@@ -3,6 +3,7 @@ package io.nixlconnect;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.TransportAgent;
+import io.nixlconnect.transport.TransportException;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -13,11 +14,14 @@ import java.util.Map;
 final class RegistrationCache {
 
     private final TransportAgent agent;
+    /** The transport's name, for what a refusal says. */
+    private final String backend;
     private final Map<MemoryRegion, Entry> entries = new HashMap<>();
     private long registeredBytes;
 
-    RegistrationCache(TransportAgent agent) {
+    RegistrationCache(TransportAgent agent, String backend) {
         this.agent = agent;
+        this.backend = backend;
     }
 
     /** Registers {@code region} (or counts one more holder of its registration) for a holder that keeps the claim as an object. */
@@ -31,21 +35,32 @@ final class RegistrationCache {
      * of the same region. For holders that track what they hold themselves (operations), without a {@link Lease}.
      */
     void hold(MemoryRegion region) {
+        hold(region, 1);
+    }
+
+    /** {@code holders} holds of {@code region} at once (a block list's slices of one pool); as many releases owed. */
+    void hold(MemoryRegion region, int holders) {
         synchronized (this) {
             Entry entry = entries.get(region);
             if (entry != null) {
-                entry.holders++;
+                entry.holders += holders;
                 return;
             }
         }
         // Registration can be slow (NIXL pins pages); do it outside the lock, then reconcile.
-        MemoryRegistration registration = agent.registerMemory(region);
+        MemoryRegistration registration;
+        try {
+            registration = agent.registerMemory(region);
+        } catch (TransportException e) {
+            throw TransportFailureException.of(backend, "register " + region.length() + " bytes of "
+                    + region.type() + " memory", e);
+        }
         synchronized (this) {
             Entry entry = entries.get(region);
             if (entry != null) {
-                entry.holders++;
+                entry.holders += holders;
             } else {
-                entries.put(region, new Entry(registration));
+                entries.put(region, new Entry(registration, holders));
                 registeredBytes += region.length();
                 registration = null;
             }
@@ -57,10 +72,15 @@ final class RegistrationCache {
 
     /** Lets go of one {@link #hold} of {@code region}; the last holder's release deregisters it. */
     void release(MemoryRegion region) {
+        release(region, 1);
+    }
+
+    /** Lets go of {@code holders} holds of {@code region} at once. */
+    void release(MemoryRegion region, int holders) {
         MemoryRegistration toClose = null;
         synchronized (this) {
             Entry entry = entries.get(region);
-            if (entry != null && --entry.holders == 0) {
+            if (entry != null && (entry.holders -= holders) <= 0) {
                 entries.remove(region);
                 registeredBytes -= region.length();
                 toClose = entry.registration;
@@ -83,10 +103,11 @@ final class RegistrationCache {
 
     private static final class Entry {
         final MemoryRegistration registration;
-        int holders = 1;
+        int holders;
 
-        Entry(MemoryRegistration registration) {
+        Entry(MemoryRegistration registration, int holders) {
             this.registration = registration;
+            this.holders = holders;
         }
     }
 

@@ -1,5 +1,7 @@
 package io.nixlconnect;
 
+import org.jspecify.annotations.Nullable;
+
 /** An operation ended without completing: it errored or was cancelled. {@link #status()} says which. */
 public class TransferException extends NixlConnectException {
 
@@ -7,7 +9,7 @@ public class TransferException extends NixlConnectException {
 
     private final OperationStatus status;
 
-    public TransferException(OperationStatus status, String message, Throwable cause) {
+    public TransferException(OperationStatus status, String message, @Nullable Throwable cause) {
         super(message, cause);
         this.status = status;
     }

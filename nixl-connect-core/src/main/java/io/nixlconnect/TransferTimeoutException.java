@@ -1,5 +1,7 @@
 package io.nixlconnect;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The operation's own time limit ran out, not the caller's wait: it exceeded
  * {@link ConnectorOptions#operationTimeout()} (reads and writes) or {@link ConnectorOptions#passiveTimeout()}
@@ -19,7 +21,7 @@ public class TransferTimeoutException extends TransferException {
     }
 
     /** As {@link #TransferTimeoutException(String)}, with a cause: the same timeout thrown again in another thread. */
-    public TransferTimeoutException(String message, Throwable cause) {
+    public TransferTimeoutException(String message, @Nullable Throwable cause) {
         super(OperationStatus.ERRORED, message, cause);
     }
 }

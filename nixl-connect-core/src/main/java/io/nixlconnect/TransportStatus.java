@@ -3,6 +3,7 @@ package io.nixlconnect;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The state of a connector's transport, for health reports ({@link Connector#transportStatus()}).
@@ -16,7 +17,7 @@ import java.util.Map;
  *                 in flight, loaded peers; NIXL: plugins, library, notification counters); empty once closed.
  *                 Their names may change between releases
  */
-public record TransportStatus(String backend, String agent, boolean serving, String endpoint, Map<String, Object> details) {
+public record TransportStatus(String backend, String agent, boolean serving, @Nullable String endpoint, Map<String, Object> details) {
 
     public TransportStatus {
         details = Collections.unmodifiableMap(new LinkedHashMap<>(details)); // keeps the backend's order

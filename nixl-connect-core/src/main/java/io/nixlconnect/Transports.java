@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.Transport;
+import io.nixlconnect.transport.TransportException;
 import io.nixlconnect.transport.TransportProvider;
 import io.nixlconnect.transport.TransportSettings;
 import io.nixlconnect.transport.TransportUnavailableException;
@@ -29,9 +30,10 @@ final class Transports {
 
     /**
      * Opens the first transport in {@code preference} that can be used here. One that is unavailable (NIXL not
-     * installed) is skipped with a log line while others remain; a failure to start is thrown as it is.
+     * installed) is skipped with a log line while others remain; one that is there but fails to start fails it all.
      *
      * @throws BackendUnavailableException if the last transport of the list is unavailable
+     * @throws TransportFailureException   if a transport failed to start
      */
     static Transport open(List<TransportSettings> preference) {
         for (int i = 0; i < preference.size(); i++) {
@@ -52,6 +54,8 @@ final class Transports {
                 }
                 log.info("nixl-connect: the {} transport is not available ({}); trying {}", settings.name(),
                         firstLine(e.getMessage()), preference.get(i + 1).name());
+            } catch (TransportException e) { // there, but could not start (a port taken): not skipped
+                throw TransportFailureException.of(settings.name(), "start", e);
             }
         }
         throw new IllegalStateException("no transport to open"); // ConnectorOptions never holds an empty list

@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.transport.TransportException;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
@@ -71,13 +72,12 @@ class ConnectorBehaviourTest {
              Connector b = new Connector(embedded().workerId("b").build())) {
             Connection local = a.connection();
             byte[] peer = b.connection().metadata();
-            Remote first = new Remote(local, peer);
-            Remote second = new Remote(local, peer);
-            assertThat(first.name()).isEqualTo("b-1").isEqualTo(second.name());
-            assertThat(first.connection()).isSameAs(local);
+            String first = local.loadRemote(peer);
+            String second = local.loadRemote(peer);
+            assertThat(first).isEqualTo("b-1").isEqualTo(second);
             assertThat(local.remoteAgentCount()).isEqualTo(1);
             assertThat(a.remoteAgentCount()).isEqualTo(1);
-            assertThatThrownBy(() -> new Remote(local, new byte[0])).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> local.loadRemote(new byte[0])).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("must not be empty");
             local.close();
             assertThat(local.remoteAgentCount()).isZero();
@@ -90,11 +90,11 @@ class ConnectorBehaviourTest {
             Connection local = connector.connection();
             byte[] before = embeddedAgentMetadata("peer", "127.0.0.1", 1111);
             byte[] after = embeddedAgentMetadata("peer", "127.0.0.1", 2222);
-            Remote old = new Remote(local, before);
-            Remote reloaded = new Remote(local, after);
-            Remote again = new Remote(local, after);
-            Remote back = new Remote(local, before);
-            assertThat(List.of(old.name(), reloaded.name(), again.name(), back.name())).containsOnly("peer");
+            String old = local.loadRemote(before);
+            String reloaded = local.loadRemote(after);
+            String again = local.loadRemote(after);
+            String back = local.loadRemote(before);
+            assertThat(List.of(old, reloaded, again, back)).containsOnly("peer");
             assertThat(local.remoteAgentCount()).isEqualTo(1);
         }
     }
@@ -168,8 +168,11 @@ class ConnectorBehaviourTest {
             readable.waitForCompletion(Duration.ofSeconds(10)); // its notification may trail the reader's completion
             assertThat(target.toByteArray()).isEqualTo(source.toByteArray());
             assertThatThrownBy(() -> new Connector(ConnectorOptions.builder()
-                    .transports(EmbeddedSettings.defaults().withPort(port)).build())).isInstanceOf(TransportException.class)
-                    .hasMessageContaining("cannot listen on 127.0.0.1:" + port);
+                    .transports(EmbeddedSettings.defaults().withPort(port)).build()))
+                    .isInstanceOf(TransportFailureException.class)
+                    .hasMessageStartingWith("The embedded transport failed to start: ")
+                    .hasMessageContaining("cannot listen on 127.0.0.1:" + port)
+                    .hasCauseExactlyInstanceOf(TransportException.class);
         }
         try (Connector defaults = new Connector(embedded().build())) {
             assertThat(defaults.transportStatus().endpoint()).startsWith("127.0.0.1:");
@@ -231,23 +234,15 @@ class ConnectorBehaviourTest {
         try (Connector consumer = new Connector(embedded().build());
              Descriptor source = new Descriptor(TestData.random(1024)); Descriptor target = Descriptor.allocate(1024)) {
             ReadableOperation readable = producer.createReadable(source);
-            Thread reader = new Thread(() -> {
-                try {
-                    Thread.sleep(200);
-                    consumer.beginRead(readable.metadata(), target).waitForCompletion(Duration.ofSeconds(10));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-            reader.start();
-            // shutdown() runs while the readable waits; the read arrives within the grace period.
+            // shutdown() runs while the readable waits: it stops accepting first, then waits for what is in flight.
             Thread shutdown = new Thread(() -> producer.shutdown(Duration.ofSeconds(10)));
             shutdown.start();
-            Thread.sleep(50);
-            assertThat(producer.isAccepting()).isFalse();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !producer.isAccepting());
             assertThatThrownBy(() -> producer.createReadable(source)).isInstanceOf(ConnectorClosedException.class)
                     .isInstanceOf(NixlConnectException.class).hasMessageContaining("shutting down");
-            reader.join();
+            assertThat(shutdown.isAlive()).as("still waiting for the readable").isTrue();
+            // The read arrives within the grace period, after new work was refused.
+            consumer.beginRead(readable.metadata(), target).waitForCompletion(Duration.ofSeconds(10));
             shutdown.join();
             assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
             assertThat(target.toByteArray()).isEqualTo(source.toByteArray());
@@ -345,10 +340,13 @@ class ConnectorBehaviourTest {
             assertThat(xpu.device()).isEqualTo(Device.xpu(0));
             assertThat(xpu.metadata().device()).isEqualTo("xpu:0");
             assertThatThrownBy(xpu::toByteArray).hasMessageContaining("GPU memory");
-            assertThatThrownBy(() -> connector.createReadable(xpu)).isInstanceOf(TransportException.class)
-                    .hasMessageContaining("XPU").hasMessageContaining("NIXL backend");
-            assertThatThrownBy(() -> xpu.registerMemory(connector)).isInstanceOf(TransportException.class)
-                    .hasMessageContaining("XPU");
+            // The transport's own refusal reaches the caller only as the cause of the API's exception.
+            assertThatThrownBy(() -> connector.createReadable(xpu)).isInstanceOf(TransportFailureException.class)
+                    .hasMessageContaining("XPU").hasMessageContaining("NIXL backend")
+                    .hasCauseExactlyInstanceOf(TransportException.class);
+            assertThatThrownBy(() -> xpu.registerMemory(connector)).isInstanceOf(TransportFailureException.class)
+                    .hasMessageContaining("XPU").hasCauseExactlyInstanceOf(TransportException.class)
+                    .satisfies(e -> assertThat(((TransportFailureException) e).backend()).isEqualTo("embedded"));
             assertThat(connector.registeredBytes()).isZero();
             assertThat(connector.inFlightOperations()).isZero();
         }

@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
@@ -155,11 +156,7 @@ class DeadlinesTest {
         return deadline;
     }
 
-    private void awaitNoTimerTask() throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!timer.getQueue().isEmpty() && System.nanoTime() < until) {
-            Thread.sleep(5);
-        }
-        assertThat(timer.getQueue()).isEmpty();
+    private void awaitNoTimerTask() {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> timer.getQueue().isEmpty());
     }
 }

@@ -2,13 +2,14 @@ package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.sun.jna.Platform;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.Parameter;
@@ -91,8 +92,11 @@ class EmbeddedTransferContractTest extends TransferContractTest {
                 ReadOperation overrunRead = consumer.beginRead(overrun, local);
                 assertThatThrownBy(() -> overrunRead.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
             }
-            // Refused requests touched no memory: the readable still waits for a real reader.
-            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            // Refused requests touched no memory; the refused reader reported its failure, which ended the readable
+            // (issue 25: the publisher is told rather than left to its passive timeout).
+            assertThatThrownBy(() -> readable.waitForCompletion(WAIT)).isInstanceOf(TransferException.class)
+                    .hasMessageContaining("reported that its transfer ended without notifying")
+                    .hasMessageContaining("refused");
             readable.close();
         }
     }
@@ -126,10 +130,8 @@ class EmbeddedTransferContractTest extends TransferContractTest {
             ReadableOperation readable = producer.createReadable(source);
             ReadOperation read = consumer.beginRead(readable.metadata(), target);
             // Let bytes flow: the passive side has served the start of the read (TLS takes a while to connect).
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (target.asByteBuffer(0, 8).get(0) == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(1);
-            }
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(1))
+                    .until(() -> target.asByteBuffer(0, 8).get(0) != 0);
             assertThat(target.asByteBuffer(0, 8).get(0)).as("first bytes arrived").isEqualTo((byte) 3);
             assertThat(read.transferPath()).isEqualTo(readPath);
             read.cancel();

@@ -49,7 +49,8 @@ class GpuTransferTest {
     void withoutAGpuGpuDescriptorsAreRefusedWithTheCause() {
         assumeFalse(Cuda.isAvailable(), "a GPU is present");
         try (Descriptor gpu = new Descriptor(1 << 20, 4096, "cuda:0", null)) {
-            assertThatThrownBy(() -> passive.createReadable(gpu)).isInstanceOf(TransportException.class)
+            assertThatThrownBy(() -> passive.createReadable(gpu)).isInstanceOf(TransportFailureException.class)
+                    .hasCauseInstanceOf(TransportException.class)
                     .hasMessageContaining("GPU support is unavailable").hasMessageContaining(Cuda.availability().reason());
         }
         assertThat(passive.registeredBytes()).isZero();

@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
@@ -45,8 +46,8 @@ class PassiveCloseDuringReadTest {
         for (int round = 0; round < rounds; round++) {
             try (PeerLines owner = start("owner", backend); PeerLines reader = start("reader", backend)) {
                 startReading(owner, reader, SIZE);
-                // Let the read get going (a 1 GiB read over TCP takes far longer), then free under it.
-                Thread.sleep(30);
+                // Once the first bytes have landed (a 1 GiB read over TCP takes far longer), free under the read.
+                reader.next("FLOWING");
                 owner.send("close");
                 assertThat(owner.next("CLOSED")).startsWith("CLOSED");
                 reader.next("RESULT");
@@ -145,6 +146,7 @@ class PassiveCloseDuringReadTest {
                 switch (words[0]) {
                     case "publish" -> {
                         published = Descriptor.allocate(Long.parseLong(words[1]));
+                        published.asByteBuffer(0, 1).put(0, (byte) 1); // the reader sees it land: FLOWING
                         readable = connector.createReadable(published);
                         out.println("META " + readable.metadata().toJson());
                     }
@@ -157,6 +159,14 @@ class PassiveCloseDuringReadTest {
                         target = Descriptor.allocate(RdmaMetadata.fromJson(words[1]).descriptors().get(0).size());
                         ReadOperation read = connector.beginRead(RdmaMetadata.fromJson(words[1]), target);
                         out.println("STARTED");
+                        Descriptor landing = target;
+                        Thread flowing = new Thread(() -> {
+                            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(1)).until(
+                                    () -> landing.asByteBuffer(0, 1).get(0) != 0 || read.status().isTerminal());
+                            out.println("FLOWING");
+                        }, "flowing");
+                        flowing.setDaemon(true);
+                        flowing.start();
                         read.completion().whenComplete((ok, error) -> out.println("RESULT " + read.status()));
                     }
                     case "ping" -> out.println("PONG");

@@ -16,6 +16,12 @@ public final class TestTags {
     public static final String NIXL = "nixl";
     /** Uses a CUDA GPU when the machine has one (skipped, with the reason, when it has not). */
     public static final String GPU = "gpu";
+    /**
+     * Asserts on time or CPU use, which a shared machine cannot promise: left out of a plain {@code mvn test}
+     * (the build's {@code tests.excluded} property), run on their own with
+     * {@code ./mvnw -pl nixl-connect-core test -Dtests.excluded= -Dgroups=performance}.
+     */
+    public static final String PERFORMANCE = "performance";
 
     private TestTags() {
     }

@@ -2,7 +2,9 @@ package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import io.nixlconnect.transport.TransferAttributes;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -127,10 +129,10 @@ abstract class TransferContractTest {
         byte[] data = TestData.random(4096);
         try (Descriptor source = new Descriptor(data); Descriptor target = Descriptor.allocate(data.length)) {
             ReadableOperation readable = producer.createReadable(source);
-            RdmaMetadata hex = readable.metadata(true);
-            RdmaMetadata b64 = readable.metadata(false);
+            RdmaMetadata hex = readable.hexEncodedMetadata();
+            RdmaMetadata b64 = readable.metadata();
             assertThat(readable.metadata()).isSameAs(b64);
-            assertThat(readable.metadata(true)).isSameAs(hex);
+            assertThat(readable.hexEncodedMetadata()).isSameAs(hex);
             assertThat(b64.nixlMetadata()).startsWith("b64:");
             assertThat(hex.nixlMetadata()).matches("[0-9a-f]+"); // Python's bytes.hex(): lowercase, no prefix
             assertThat(hex.decodeNixlMetadata()).isEqualTo(b64.decodeNixlMetadata());
@@ -492,10 +494,7 @@ abstract class TransferContractTest {
             assertThat(readable.readsCompleted()).isEqualTo(1);
             // Released at once on the embedded transport; NIXL drains a window that ended before its last
             // notification (a reader may still be mid-transfer) for up to its drain limit of about 2 s.
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (patient.registeredBytes() != 0 && System.nanoTime() < deadline) {
-                LockSupport.parkNanos(10_000_000);
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> patient.registeredBytes() == 0);
             assertThat(patient.registeredBytes()).isZero();
         }
         assertThatThrownBy(() -> producer.createReadable(0, Descriptor.allocate(1)))
@@ -504,17 +503,9 @@ abstract class TransferContractTest {
     }
 
     static void awaitReads(ReadableOperation readable, int reads) {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (readable.readsCompleted() < reads) {
-            assertThat(System.nanoTime()).as("%d reads within %s", reads, WAIT).isLessThan(deadline);
-            Thread.onSpinWait();
-            try {
-                Thread.sleep(5); // the passive side learns of a read a moment after the reader does
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        // the passive side learns of a read a moment after the reader does
+        await().alias(reads + " reads").atMost(WAIT).pollInterval(Duration.ofMillis(5))
+                .until(() -> readable.readsCompleted() >= reads);
     }
 
     @Test
@@ -522,25 +513,32 @@ abstract class TransferContractTest {
         int size = 1 << 20;
         try (Descriptor source = new Descriptor(TestData.random(size)); Descriptor target = Descriptor.allocate(size)) {
             ReadableOperation readable = producer.createReadable(source);
-            assertThat(readable.attributes()).containsEntry("transport", producer.backendName());
+            assertThat(readable.attributes()).isEqualTo(TransferAttributes.of(producer.backendName()));
             ReadOperation read = consumer.beginRead(readable.metadata(), target);
             read.waitForCompletion(WAIT);
             readable.waitForCompletion(WAIT);
-            Map<String, Object> attributes = read.attributes();
-            assertThat(attributes).containsEntry("transport", consumer.backendName()).containsKey("backend");
+            TransferAttributes attributes = read.attributes();
+            assertThat(attributes.transport()).isEqualTo(consumer.backendName());
+            assertThat(attributes.backend()).isNotNull();
+            assertThat(attributes.streams()).isEqualTo(1);
             if (consumer.backendName().equals("nixl")) {
-                assertThat(attributes).containsEntry("backend", "UCX");
+                assertThat(attributes.backend()).isEqualTo("UCX");
+                assertThat(attributes.peer()).isNull();
                 // NIXL's own telemetry of the request: what it moved and how long it took
-                assertThat(attributes).containsEntry("telemetry.bytes", (long) size).containsEntry("telemetry.descriptors", 1L);
-                assertThat((Long) attributes.get("telemetry.transferMicros")).isNotNegative();
-                assertThat((Long) attributes.get("telemetry.postMicros")).isNotNegative();
+                TransferAttributes.Telemetry telemetry = attributes.telemetry();
+                assertThat(telemetry).isNotNull();
+                assertThat(telemetry.bytes()).isEqualTo(size);
+                assertThat(telemetry.descriptors()).isEqualTo(1L);
+                assertThat(telemetry.transferMicros()).isNotNegative();
+                assertThat(telemetry.postMicros()).isNotNegative();
                 assertThat(consumer.transportStatus().details()).containsEntry("transfersByBackend", Map.of("UCX", 1L));
             } else {
-                assertThat(attributes).containsEntry("backend", "tcp");
+                assertThat(attributes.backend()).isEqualTo("tcp");
+                assertThat(attributes.telemetry()).isNull();
                 String endpoint = producer.transportStatus().endpoint();
-                assertThat(attributes.get("peer").toString()).endsWith(endpoint.substring(endpoint.lastIndexOf(':')));
+                assertThat(attributes.peer()).endsWith(endpoint.substring(endpoint.lastIndexOf(':')));
             }
-            assertThat(readable.attributes()).containsOnlyKeys("transport");
+            assertThat(readable.attributes()).isEqualTo(TransferAttributes.of(producer.backendName()));
         }
         assertNothingRegistered();
     }

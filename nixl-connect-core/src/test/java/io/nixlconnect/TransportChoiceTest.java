@@ -75,7 +75,10 @@ class TransportChoiceTest {
     void aTransportThatFailsToStartIsNotSkipped() {
         assertThatThrownBy(() -> new Connector(ConnectorOptions.builder()
                 .transports(new Broken("broken"), EmbeddedSettings.defaults()).build()))
-                .isInstanceOf(TransportException.class).hasMessage("broken could not start");
+                .isInstanceOf(TransportFailureException.class)
+                .hasMessage("The broken transport failed to start: broken could not start")
+                .satisfies(e -> assertThat(((TransportFailureException) e).backend()).isEqualTo("broken"))
+                .cause().isInstanceOf(TransportException.class);
     }
 
     @Test

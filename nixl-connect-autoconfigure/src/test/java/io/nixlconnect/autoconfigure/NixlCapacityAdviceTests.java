@@ -3,7 +3,6 @@ package io.nixlconnect.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.TooManyOperationsException;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -14,15 +13,16 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.ProblemDetail;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.client.RestClient;
 
-/** docs/configuration.md, "At capacity": the in-flight limit becomes a 503 with Retry-After, and health says so. */
+/**
+ * docs/configuration.md, "At capacity": with no handler of the application's own, the in-flight limit becomes the
+ * starter's 503 problem detail with Retry-After, and health says so.
+ */
 @SpringBootTest(classes = NixlCapacityAdviceTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
         properties = {"nixl.connect.backend=embedded", "nixl.connect.limits.max-in-flight-operations=1",
                 "management.endpoints.web.exposure.include=health", "management.endpoint.health.show-details=always"})
@@ -42,6 +42,8 @@ class NixlCapacityAdviceTests {
             ResponseEntity<String> refused = http.get().uri("/publish").retrieve().toEntity(String.class);
             assertThat(refused.getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
             assertThat(refused.getHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isEqualTo("1");
+            assertThat(refused.getHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
+            assertThat(refused.getBody()).contains("\"status\":503");
             assertThat(http.get().uri("/actuator/health/nixl").retrieve().toEntity(String.class).getBody())
                     .contains("\"status\":\"OUT_OF_SERVICE\"");
         }
@@ -50,7 +52,7 @@ class NixlCapacityAdviceTests {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import({Publisher.class, NixlCapacityAdvice.class})
+    @Import(Publisher.class)
     static class App {
     }
 
@@ -68,16 +70,6 @@ class NixlCapacityAdviceTests {
             try (ReadableOperation readable = transfers.publish(new byte[8])) {
                 return readable.metadata().toJson();
             }
-        }
-    }
-
-    @RestControllerAdvice
-    static class NixlCapacityAdvice {
-
-        @ExceptionHandler(TooManyOperationsException.class)
-        ResponseEntity<ProblemDetail> atCapacity(TooManyOperationsException e) {
-            return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).header(HttpHeaders.RETRY_AFTER, "1")
-                    .body(ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, e.getMessage()));
         }
     }
 }

@@ -109,9 +109,35 @@ class NixlConnectFailureAnalysisTests {
     }
 
     @Test
+    void aPropertyIsReportedAsWrittenWithItsValueAsWritten(CapturedOutput output) {
+        failToStart("classpath:invalid-config/nixl-negative-timeout.yml");
+        assertThat(output).contains("APPLICATION FAILED TO START")
+                .contains("Property: nixl.connect.operation-timeout")
+                .contains("Value: \"-5s\"")
+                .contains("Origin: class path resource [invalid-config/nixl-negative-timeout.yml] - 3:24")
+                .contains("Reason: must be positive, such as 30s (the default)")
+                .doesNotContain("operationTimeout").doesNotContain("PT-5S");
+    }
+
+    @Test
+    void nestedPropertiesAreReportedAsWrittenToo() {
+        runner.withPropertyValues("nixl.connect.embedded.max-connections-per-peer=0",
+                "nixl.connect.embedded.idle-timeout=-1m").run(context -> {
+            assertThat(context).hasFailed();
+            String description = analyze(context.getStartupFailure()).getDescription();
+            assertThat(description).startsWith("Binding to target " + NixlConnectProperties.class.getName() + " failed:")
+                    .contains("Property: nixl.connect.embedded.max-connections-per-peer\n    Value: \"0\"")
+                    .contains("Property: nixl.connect.embedded.idle-timeout\n    Value: \"-1m\"")
+                    .contains("Reason: must be at least 1")
+                    .doesNotContain("maxConnectionsPerPeer").doesNotContain("idleTimeout");
+        });
+    }
+
+    @Test
     void aBlankWorkerIdReadsClearly(CapturedOutput output) {
         failToStart("classpath:invalid-config/nixl-blank-worker-id.yml");
-        assertThat(output).contains("Property: nixl.connect.workerId")
+        assertThat(output).contains("Property: nixl.connect.worker-id")
+                .contains("Value: \" \"")
                 .contains("Origin: class path resource [invalid-config/nixl-blank-worker-id.yml] - 3:16")
                 .contains("Reason: must not be blank; remove it to get '<spring.application.name>-<unique suffix>'");
     }
@@ -135,7 +161,10 @@ class NixlConnectFailureAnalysisTests {
             assertThat(analysis.getDescription().lines()).hasSizeLessThanOrEqualTo(5)
                     .allSatisfy(line -> assertThat(line).hasSizeLessThanOrEqualTo(320));
             assertThat(analysis.getAction()).contains("nixl.connect.nixl.library-path")
-                    .contains("nixl.connect.backend=auto");
+                    .contains("nixl.connect.backend=auto")
+                    // how to install it, for a host that has none
+                    .contains("Install NIXL (>= 1.1)").contains("pip install nixl-cu12")
+                    .contains("/opt/nvidia/nvda_nixl").contains("NIXL_PREFIX").contains("docs/nixl.md");
         });
     }
 

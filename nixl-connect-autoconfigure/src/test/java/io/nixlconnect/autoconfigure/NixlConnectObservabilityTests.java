@@ -2,6 +2,7 @@ package io.nixlconnect.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -65,7 +66,7 @@ class NixlConnectObservabilityTests {
 
     @Test
     void integrationsAreOnWhenTheirModulesArePresent() {
-        runner.run(context -> assertThat(context).hasBean("nixlHealthIndicator")
+        runner.run(context -> assertThat(context).hasBean("nixlHealthContributor")
                 .hasSingleBean(NixlConnectMeterBinder.class).hasSingleBean(NixlTransferObservations.class));
     }
 
@@ -73,14 +74,14 @@ class NixlConnectObservabilityTests {
     void disabledTurnsOffTheIntegrationsToo() {
         runner.withBean(TestObservationRegistry.class, TestObservationRegistry::create)
                 .withPropertyValues("nixl.connect.enabled=false").run(context -> assertThat(context)
-                        .doesNotHaveBean("nixlHealthIndicator").doesNotHaveBean(NixlConnectMeterBinder.class)
+                        .doesNotHaveBean("nixlHealthContributor").doesNotHaveBean(NixlConnectMeterBinder.class)
                         .doesNotHaveBean(NixlTransferObservations.class).doesNotHaveBean(Connector.class));
     }
 
     @Test
     void healthIsOutOfServiceAtTheInFlightLimitAndUpAgainBelowIt() {
         runner.withPropertyValues("nixl.connect.limits.max-in-flight-operations=2").run(context -> {
-            NixlConnectHealthIndicator indicator = context.getBean("nixlHealthIndicator", NixlConnectHealthIndicator.class);
+            NixlConnectHealthIndicator indicator = context.getBean("nixlHealthContributor", NixlConnectHealthIndicator.class);
             NixlTransfers transfers = context.getBean(NixlTransfers.class);
             ReadableOperation first = transfers.publish(new byte[8]);
             assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
@@ -99,7 +100,7 @@ class NixlConnectObservabilityTests {
     @Test
     void healthIndicatorCanBeSwitchedOff() {
         runner.withPropertyValues("management.health.nixl.enabled=false")
-                .run(context -> assertThat(context).doesNotHaveBean("nixlHealthIndicator"));
+                .run(context -> assertThat(context).doesNotHaveBean("nixlHealthContributor"));
     }
 
     @Test
@@ -110,7 +111,7 @@ class NixlConnectObservabilityTests {
                 .withClassLoader(new FilteredClassLoader(MeterRegistry.class, ObservationRegistry.class,
                         org.springframework.boot.health.contributor.HealthIndicator.class))
                 .run(context -> assertThat(context).hasSingleBean(Connector.class)
-                        .doesNotHaveBean("nixlHealthIndicator").doesNotHaveBean(NixlConnectMeterBinder.class)
+                        .doesNotHaveBean("nixlHealthContributor").doesNotHaveBean(NixlConnectMeterBinder.class)
                         .doesNotHaveBean(NixlTransferObservations.class));
     }
 
@@ -125,7 +126,7 @@ class NixlConnectObservabilityTests {
     @Test
     void healthIsUpWithDetailsWhileServingAndDownWithTheReasonAfter() {
         runner.withPropertyValues("nixl.connect.worker-id=healthy", "nixl.connect.backend=embedded").run(context -> {
-            NixlConnectHealthIndicator indicator = context.getBean("nixlHealthIndicator", NixlConnectHealthIndicator.class);
+            NixlConnectHealthIndicator indicator = context.getBean("nixlHealthContributor", NixlConnectHealthIndicator.class);
             Health health = indicator.health(true);
             assertThat(health.getStatus()).isEqualTo(Status.UP);
             assertThat(health.getDetails()).containsEntry("worker", "healthy").containsEntry("backend", "embedded")
@@ -371,12 +372,8 @@ class NixlConnectObservabilityTests {
         }
     }
 
-    private static void awaitUntil(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("condition within 5s").isLessThan(deadline);
-            Thread.sleep(5);
-        }
+    private static void awaitUntil(BooleanSupplier condition) {
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5)).until(condition::getAsBoolean);
     }
 
     static final class FixedHealth implements org.springframework.boot.health.contributor.HealthIndicator {

@@ -118,8 +118,8 @@ class NixlConnectWebIntegrationTests {
         // path: the direct copy where the OS allows it between the two connectors, TCP otherwise; both sides the same.
         assertThat(nixlSeries.stream().filter(line -> line.startsWith("nixl_transfer_seconds_count{"))
                 .map(line -> line.replaceAll("path=\"(cross-memory-attach|tcp)\"", "path=\"P\""))).containsExactlyInAnyOrder(
-                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",outcome=\"complete\",path=\"P\",plugin=\"tcp\",role=\"active\"} 1",
-                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",outcome=\"complete\",path=\"P\",plugin=\"none\",role=\"passive\"} 1");
+                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",name=\"nixlConnector\",outcome=\"complete\",path=\"P\",plugin=\"tcp\",role=\"active\"} 1",
+                "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",name=\"nixlConnector\",outcome=\"complete\",path=\"P\",plugin=\"none\",role=\"passive\"} 1");
         assertThat(nixlSeries).allSatisfy(line -> assertThat(line).matches(
                 "nixl_(transfer_seconds|transfer_active_seconds|transfer_bytes_total|operations_active|memory_registered_bytes|remote_agents)(_count|_sum|_max)?[{ ].*"));
     }

@@ -2,6 +2,7 @@ package io.nixlconnect.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorClosedException;
@@ -216,11 +217,7 @@ class NixlTransfersAndLifecycleTests {
         });
     }
 
-    private static void awaitUntil(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("condition within 5s").isLessThan(deadline);
-            Thread.sleep(5);
-        }
+    private static void awaitUntil(BooleanSupplier condition) {
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5)).until(condition::getAsBoolean);
     }
 }

@@ -164,8 +164,8 @@ public final class TransferBenchmark {
         read.waitForCompletion();
         long elapsed = System.nanoTime() - start;
         expect("DONE");
-        Object streams = read.attributes().get("streams"); // set when the transfer was striped
-        path = read.transferPath() + (streams == null ? "" : " x" + streams);
+        int streams = read.attributes().streams(); // more than one when the transfer was striped
+        path = read.transferPath() + (streams == 1 ? "" : " x" + streams);
         return elapsed;
     }
 

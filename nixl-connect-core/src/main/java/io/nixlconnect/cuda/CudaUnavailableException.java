@@ -1,6 +1,7 @@
 package io.nixlconnect.cuda;
 
 import io.nixlconnect.NixlConnectException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * CUDA cannot be used in this process, or not for the device asked for. {@link #reason()} names the
@@ -17,7 +18,7 @@ public class CudaUnavailableException extends NixlConnectException {
         this(reason, null);
     }
 
-    public CudaUnavailableException(String reason, Throwable cause) {
+    public CudaUnavailableException(String reason, @Nullable Throwable cause) {
         super("CUDA is unavailable: " + reason, cause);
         this.reason = reason;
     }

@@ -13,5 +13,10 @@
  * thread's context stack for the call and popped after (never replacing the caller's own context), so
  * buffers move freely between threads; {@link io.nixlconnect.cuda.CudaMemory#enterDevice} does the same
  * for native code an application calls itself.
+ *
+ * <p>Null-marked: nothing is null unless its type says {@code @Nullable}.
  */
+@NullMarked
 package io.nixlconnect.cuda;
+
+import org.jspecify.annotations.NullMarked;

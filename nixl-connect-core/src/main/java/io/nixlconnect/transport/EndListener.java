@@ -1,5 +1,7 @@
 package io.nixlconnect.transport;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Told once that a {@link TransferHandle transfer} or a {@link PassiveWindow window} has ended: the connector's one
  * completion path from a transport to its operation. A backend that calls it directly spares the future stages
@@ -15,5 +17,5 @@ public interface EndListener {
      * @param failure null when it succeeded (the data landed and the notification was delivered, or the window's
      *                notifications arrived); otherwise why not, as its future completes exceptionally with
      */
-    void ended(Throwable failure);
+    void ended(@Nullable Throwable failure);
 }

@@ -1,6 +1,7 @@
 package io.nixlconnect.transport;
 
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /** Regions exposed to peers for one passive operation, and the wait for its notification. */
 public interface PassiveWindow extends AutoCloseable {
@@ -25,7 +26,7 @@ public interface PassiveWindow extends AutoCloseable {
      * How a peer last reached the regions: {@code "tcp"} or {@code "cross-memory-attach"} (embedded),
      * {@code "nixl"}; null while no peer has.
      */
-    default String path() {
+    default @Nullable String path() {
         return null;
     }
 

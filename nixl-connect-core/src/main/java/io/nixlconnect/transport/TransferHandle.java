@@ -1,7 +1,7 @@
 package io.nixlconnect.transport;
 
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /** A posted transfer. */
 public interface TransferHandle {
@@ -30,16 +30,17 @@ public interface TransferHandle {
      * How the bytes moved: {@code "tcp"} or {@code "cross-memory-attach"} (embedded), {@code "nixl"};
      * null until the transfer has chosen.
      */
-    default String path() {
+    default @Nullable String path() {
         return null;
     }
 
     /**
-     * What the backend says about how it moved the bytes — which transport and path it chose, and its own timings
-     * where it measures them — complete once the transfer has ended. Keys are the backend's; never null.
+     * What the backend says about how it moved the bytes — which path it chose, and its own timings where it
+     * measures them — complete once the transfer has ended; null where it says nothing (the operation then reports
+     * only its transport's name).
      */
-    default Map<String, Object> attributes() {
-        return Map.of();
+    default @Nullable TransferAttributes attributes() {
+        return null;
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.nixlconnect.transport;
 
 import io.nixlconnect.NixlConnectException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A transport failed or refused a request. The message says what and why. A {@link NixlConnectException}: a
@@ -15,7 +16,7 @@ public class TransportException extends NixlConnectException {
         super(message);
     }
 
-    public TransportException(String message, Throwable cause) {
+    public TransportException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -9,5 +9,10 @@
  *
  * <p>Every method here is thread-safe. Completion is signalled through futures, never by polling
  * in the caller's thread.
+ *
+ * <p>Null-marked: nothing is null unless its type says {@code @Nullable}.
  */
+@NullMarked
 package io.nixlconnect.transport;
+
+import org.jspecify.annotations.NullMarked;

@@ -35,8 +35,8 @@ class NixlConnectStarterTests {
         assertThat(connector.backendName()).isIn("embedded", "nixl");
         assertThat(connector.options().transport(EmbeddedSettings.class).orElseThrow().bindAddress()).isEqualTo("127.0.0.1");
         // No actuator or Micrometer here: the optional integrations stay out of the way.
-        assertThat(context.containsBean("nixlHealthIndicator")).isFalse();
-        assertThat(context.containsBean("nixlConnectMetrics")).isFalse();
+        assertThat(context.containsBean("nixlHealthContributor")).isFalse();
+        assertThat(context.containsBean("nixlConnectMeterBinder")).isFalse();
 
         // The peer chooses the way the starter did ('auto'), so both ends speak the same transport.
         try (Connector peer = new Connector(ConnectorOptions.builder().workerId("starter-peer").build())) {

@@ -7,7 +7,8 @@ import io.nixlconnect.autoconfigure.observation.NixlTransferObservationDocumenta
 
 /**
  * The default names and tags of {@code nixl.transfer}: contextual name {@code nixl <kind> <role>}, the
- * {@link LowCardinalityKeyNames} ({@code outcome} and {@code plugin} once the operation ended) and the
+ * {@link LowCardinalityKeyNames} ({@code outcome} and {@code plugin} once the operation ended; {@code name} for a
+ * connector observed by bean name) and the
  * {@link HighCardinalityKeyNames}. The failure's class becomes the {@code error} tag through the observation's
  * error, as for every Micrometer observation.
  */
@@ -34,6 +35,9 @@ public class DefaultNixlTransferObservationConvention implements NixlTransferObs
                 LowCardinalityKeyNames.ROLE.withValue(NixlOperationTags.role(operation)),
                 LowCardinalityKeyNames.DEVICE.withValue(NixlOperationTags.device(operation)),
                 LowCardinalityKeyNames.BACKEND.withValue(context.getBackend()));
+        if (context.getConnectorName() != null) {
+            values = values.and(LowCardinalityKeyNames.NAME.withValue(context.getConnectorName()));
+        }
         // Absent while running, so the long-task timer's series are not split by a value that cannot vary yet.
         return NixlOperationTags.ended(operation)
                 ? values.and(LowCardinalityKeyNames.OUTCOME.withValue(NixlOperationTags.outcome(operation)),

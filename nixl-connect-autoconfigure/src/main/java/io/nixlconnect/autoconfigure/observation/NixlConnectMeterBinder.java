@@ -3,6 +3,7 @@ package io.nixlconnect.autoconfigure.observation;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.nixlconnect.Connector;
 import io.nixlconnect.DeviceKind;
@@ -11,70 +12,49 @@ import io.nixlconnect.OperationKind;
 import io.nixlconnect.OperationListener;
 import io.nixlconnect.OperationStatus;
 import io.nixlconnect.autoconfigure.observation.NixlTransferObservationDocumentation.LowCardinalityKeyNames;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The meters of one connector that are not timings (those come from the {@code nixl.transfer} observation):
- * gauges read from the connector when scraped, and {@code nixl.transfer.bytes}, whose counters are all
- * registered in {@link #bindTo} so that an operation's end only increments one. See docs/observability.md.
+ * The meters of connectors that are not timings (those come from the {@code nixl.transfer} observation):
+ * gauges read from each connector when scraped, and {@code nixl.transfer.bytes}, whose counters are all
+ * registered in {@link #bindTo} so that an operation's end only increments one. Built from the application's
+ * {@code Connector} beans, each connector's meters carry the tag {@code name} with its bean name (as Boot tags a
+ * DataSource's), so that several connectors have a series each; built from one connector alone, no such tag. See
+ * docs/observability.md.
  */
-public class NixlConnectMeterBinder implements MeterBinder, OperationListener, AutoCloseable {
+public class NixlConnectMeterBinder implements MeterBinder, AutoCloseable {
 
     public static final String TRANSFER_BYTES = "nixl.transfer.bytes";
     public static final String OPERATIONS_ACTIVE = "nixl.operations.active";
     public static final String MEMORY_REGISTERED = "nixl.memory.registered";
     public static final String REMOTE_AGENTS = "nixl.remote.agents";
+    /** The tag naming a connector by its bean name. */
+    public static final String NAME_TAG = "name";
 
     private static final OperationKind[] KINDS = {OperationKind.READ, OperationKind.WRITE};
     private static final DeviceKind[] DEVICES = {DeviceKind.HOST, DeviceKind.CUDA};
 
-    private final Connector connector;
-    /** Per registry bound: bytes counters indexed by {@link #index}. */
-    private final List<Counter[]> bytesCounters = new CopyOnWriteArrayList<>();
+    private final List<ConnectorMeters> connectors;
 
+    /** The meters of one connector, untagged. */
     public NixlConnectMeterBinder(Connector connector) {
-        this.connector = connector;
-        connector.addListener(this);
+        this.connectors = List.of(new ConnectorMeters(connector, Tags.empty()));
+    }
+
+    /** The meters of each connector, tagged {@code name=<key>} (the bean name). */
+    public NixlConnectMeterBinder(Map<String, Connector> connectorsByName) {
+        List<ConnectorMeters> meters = new ArrayList<>();
+        connectorsByName.forEach((name, connector) -> meters.add(new ConnectorMeters(connector, Tags.of(NAME_TAG, name))));
+        this.connectors = List.copyOf(meters);
     }
 
     @Override
     public void bindTo(MeterRegistry registry) {
-        Gauge.builder(OPERATIONS_ACTIVE, connector, Connector::inFlightOperations)
-                .description("nixl-connect operations created and not yet ended")
-                .register(registry);
-        Gauge.builder(MEMORY_REGISTERED, connector, Connector::registeredBytes)
-                .description("Local memory registered with the transport")
-                .baseUnit("bytes")
-                .register(registry);
-        Gauge.builder(REMOTE_AGENTS, connector, Connector::remoteAgentCount)
-                .description("Peer agents currently loaded")
-                .register(registry);
-        Counter[] counters = new Counter[KINDS.length * 2 * DEVICES.length];
-        for (OperationKind kind : KINDS) {
-            for (boolean active : new boolean[] {true, false}) {
-                for (DeviceKind device : DEVICES) {
-                    counters[index(kind, active, device)] = Counter.builder(TRANSFER_BYTES)
-                            .description("Bytes moved by completed operations (each side counts its own)")
-                            .baseUnit("bytes")
-                            .tag(LowCardinalityKeyNames.KIND.asString(), kind == OperationKind.WRITE ? "write" : "read")
-                            .tag(LowCardinalityKeyNames.ROLE.asString(), active ? "active" : "passive")
-                            .tag(LowCardinalityKeyNames.DEVICE.asString(), device.toString())
-                            .register(registry);
-                }
-            }
-        }
-        bytesCounters.add(counters);
-    }
-
-    @Override
-    public void operationFinished(Operation operation) {
-        if (operation.status() != OperationStatus.COMPLETE || operation.deviceKind() == DeviceKind.UNSPECIFIED) {
-            return;
-        }
-        int index = index(operation.operationKind(), !operation.isPassive(), operation.deviceKind());
-        for (Counter[] counters : bytesCounters) {
-            counters[index].increment(operation.totalBytes());
+        for (ConnectorMeters meters : connectors) {
+            meters.bindTo(registry);
         }
     }
 
@@ -85,6 +65,66 @@ public class NixlConnectMeterBinder implements MeterBinder, OperationListener, A
 
     @Override
     public void close() {
-        connector.removeListener(this);
+        for (ConnectorMeters meters : connectors) {
+            meters.connector.removeListener(meters);
+        }
+    }
+
+    /** One connector's meters, in every registry bound. */
+    private static final class ConnectorMeters implements OperationListener {
+
+        private final Connector connector;
+        private final Tags tags;
+        /** Per registry bound: bytes counters indexed by {@link #index}. */
+        private final List<Counter[]> bytesCounters = new CopyOnWriteArrayList<>();
+
+        ConnectorMeters(Connector connector, Tags tags) {
+            this.connector = connector;
+            this.tags = tags;
+            connector.addListener(this);
+        }
+
+        void bindTo(MeterRegistry registry) {
+            Gauge.builder(OPERATIONS_ACTIVE, connector, Connector::inFlightOperations)
+                    .description("nixl-connect operations created and not yet ended")
+                    .tags(tags)
+                    .register(registry);
+            Gauge.builder(MEMORY_REGISTERED, connector, Connector::registeredBytes)
+                    .description("Local memory registered with the transport")
+                    .baseUnit("bytes")
+                    .tags(tags)
+                    .register(registry);
+            Gauge.builder(REMOTE_AGENTS, connector, Connector::remoteAgentCount)
+                    .description("Peer agents currently loaded")
+                    .tags(tags)
+                    .register(registry);
+            Counter[] counters = new Counter[KINDS.length * 2 * DEVICES.length];
+            for (OperationKind kind : KINDS) {
+                for (boolean active : new boolean[] {true, false}) {
+                    for (DeviceKind device : DEVICES) {
+                        counters[index(kind, active, device)] = Counter.builder(TRANSFER_BYTES)
+                                .description("Bytes moved by completed operations (each side counts its own)")
+                                .baseUnit("bytes")
+                                .tags(tags)
+                                .tag(LowCardinalityKeyNames.KIND.asString(), kind == OperationKind.WRITE ? "write" : "read")
+                                .tag(LowCardinalityKeyNames.ROLE.asString(), active ? "active" : "passive")
+                                .tag(LowCardinalityKeyNames.DEVICE.asString(), device.toString())
+                                .register(registry);
+                    }
+                }
+            }
+            bytesCounters.add(counters);
+        }
+
+        @Override
+        public void operationFinished(Operation operation) {
+            if (operation.status() != OperationStatus.COMPLETE || operation.deviceKind() == DeviceKind.UNSPECIFIED) {
+                return;
+            }
+            int index = index(operation.operationKind(), !operation.isPassive(), operation.deviceKind());
+            for (Counter[] counters : bytesCounters) {
+                counters[index].increment(operation.totalBytes());
+            }
+        }
     }
 }

@@ -3,28 +3,27 @@ package io.nixlconnect.autoconfigure.observation;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.nixlconnect.Connector;
 import io.nixlconnect.autoconfigure.NixlConnectAutoConfiguration;
+import java.util.Map;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 
 /**
- * The connector's gauges and bytes counter ({@link NixlConnectMeterBinder}), when a {@link MeterRegistry}
- * exists. Timings come from the {@code nixl.transfer} observation ({@link NixlConnectObservationAutoConfiguration}).
+ * The gauges and bytes counter ({@link NixlConnectMeterBinder}) of every {@link Connector} bean, tagged {@code name}
+ * with its bean name as Boot tags DataSources, when a {@link MeterRegistry} exists. Timings come from the {@code nixl.transfer} observation ({@link NixlConnectObservationAutoConfiguration}).
  */
 @AutoConfiguration(after = NixlConnectAutoConfiguration.class,
         afterName = {"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
                 "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass({Connector.class, MeterRegistry.class})
-@ConditionalOnBean(MeterRegistry.class)
-@ConditionalOnSingleCandidate(Connector.class)
+@ConditionalOnBean({MeterRegistry.class, Connector.class})
 public final class NixlConnectMetricsAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    NixlConnectMeterBinder nixlConnectMeterBinder(Connector connector) {
-        return new NixlConnectMeterBinder(connector);
+    NixlConnectMeterBinder nixlConnectMeterBinder(Map<String, Connector> connectors) {
+        return new NixlConnectMeterBinder(connectors);
     }
 }

@@ -54,7 +54,7 @@ final class NixlOperationTags {
      * the embedded transport; {@code none} where the transport did not say (passive operations).
      */
     static String plugin(Operation operation) {
-        Object backend = operation.attributes().get("backend");
-        return backend == null ? "none" : backend.toString();
+        String backend = operation.attributes().backend();
+        return backend == null ? "none" : backend;
     }
 }

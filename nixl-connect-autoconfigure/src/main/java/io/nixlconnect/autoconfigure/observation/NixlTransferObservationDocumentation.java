@@ -41,6 +41,11 @@ public enum NixlTransferObservationDocumentation implements ObservationDocumenta
         DEVICE("device"),
         /** {@code embedded} or {@code nixl}. */
         BACKEND("backend"),
+        /**
+         * The bean name of the operation's connector, as Boot tags a DataSource's meters: present when the connectors
+         * are the application's beans (always, with the auto-configuration), absent for one observed by hand.
+         */
+        NAME("name"),
         /** {@code complete}, {@code cancelled}, {@code timeout} or {@code errored}; present once the operation ended. */
         OUTCOME("outcome"),
         /**

@@ -5,6 +5,7 @@ import io.nixlconnect.transport.TransportSettings;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import javax.net.ssl.SSLContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Settings of the embedded (pure-Java TCP) transport; every default is defined here, once. Start from
@@ -37,8 +38,8 @@ import javax.net.ssl.SSLContext;
  *                                 naming this setting. A request's ranges must also all arrive, and be checked,
  *                                 within {@link #readTimeout}
  */
-public record EmbeddedSettings(String bindAddress, int port, String advertisedAddress, int maxConnectionsPerPeer,
-        String sharedSecret, SSLContext sslContext, Duration idleTimeout, Duration readTimeout,
+public record EmbeddedSettings(String bindAddress, int port, @Nullable String advertisedAddress, int maxConnectionsPerPeer,
+        @Nullable String sharedSecret, @Nullable SSLContext sslContext, Duration idleTimeout, Duration readTimeout,
         int maxServerConnections, int maxConnectionsPerAddress, boolean sameHostCopy, int tcpStreams,
         int maxRangesPerRequest)
         implements TransportSettings {
@@ -115,13 +116,13 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     }
 
     /** These settings with peers authenticated by {@code secret} (null: none). */
-    public EmbeddedSettings withSharedSecret(String secret) {
+    public EmbeddedSettings withSharedSecret(@Nullable String secret) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, secret, sslContext,
                 idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
 
     /** These settings with every connection over TLS from {@code context} (null: plain TCP). */
-    public EmbeddedSettings withSslContext(SSLContext context) {
+    public EmbeddedSettings withSslContext(@Nullable SSLContext context) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, context,
                 idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }
@@ -170,7 +171,7 @@ public record EmbeddedSettings(String bindAddress, int port, String advertisedAd
     }
 
     /** {@code null} or blank: advertise the bind address (or this host's, for a wildcard bind). */
-    public EmbeddedSettings withAdvertisedAddress(String address) {
+    public EmbeddedSettings withAdvertisedAddress(@Nullable String address) {
         return new EmbeddedSettings(bindAddress, port, address, maxConnectionsPerPeer, sharedSecret, sslContext,
                 idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
     }

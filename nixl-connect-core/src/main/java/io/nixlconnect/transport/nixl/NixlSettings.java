@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How to find and configure NIXL; every default is defined here, once. Start from {@link #defaults()} and
@@ -30,7 +31,7 @@ import java.util.Map;
  *                          library owns has its pages given back at once (it stays mapped), so what counts is GPU memory
  *                          and the partial pages at the ends of host allocations; at least 0
  */
-public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backends,
+public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, List<String> backends,
         Map<String, String> backendParameters, long nixlProgressThreadDelayMicros, Duration drainLimit,
         long maxKeptBytes) implements TransportSettings {
 
@@ -75,12 +76,12 @@ public record NixlSettings(Path libraryDir, Path pluginDir, List<String> backend
                 DEFAULT_DRAIN_LIMIT, DEFAULT_MAX_KEPT_BYTES);
     }
 
-    public NixlSettings withLibraryDir(Path dir) {
+    public NixlSettings withLibraryDir(@Nullable Path dir) {
         return new NixlSettings(dir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
                 maxKeptBytes);
     }
 
-    public NixlSettings withPluginDir(Path dir) {
+    public NixlSettings withPluginDir(@Nullable Path dir) {
         return new NixlSettings(libraryDir, dir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
                 maxKeptBytes);
     }

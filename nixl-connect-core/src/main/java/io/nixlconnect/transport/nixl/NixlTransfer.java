@@ -2,6 +2,7 @@ package io.nixlconnect.transport.nixl;
 
 import io.nixlconnect.cuda.Cuda;
 import io.nixlconnect.cuda.DeviceContext;
+import io.nixlconnect.transport.TransferAttributes;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferState;
 import io.nixlconnect.transport.TransportException;
@@ -23,7 +24,7 @@ final class NixlTransfer implements TransferHandle {
     private final int cudaDevice;
     private long request;
     private volatile TransferState state = TransferState.IN_PROGRESS;
-    private volatile java.util.Map<String, Object> attributes = java.util.Map.of("transport", "nixl");
+    private volatile TransferAttributes attributes = TransferAttributes.of("nixl");
     /** Whether the thread waiting for this transfer polls it (the progress loop then leaves it alone). */
     volatile boolean polledByWaitingThread;
     /** Posted for a caller that polls it itself ({@link NixlAgentCore#post}): the progress loop was not woken for it. */
@@ -80,12 +81,11 @@ final class NixlTransfer implements TransferHandle {
     }
 
     /**
-     * {@code transport=nixl}; once the request has ended, {@code backend} (the plugin NIXL chose, e.g. {@code UCX})
-     * and, where NIXL captured it, {@code telemetry.postMicros}, {@code telemetry.transferMicros},
-     * {@code telemetry.bytes} and {@code telemetry.descriptors}.
+     * Once the request has ended, the backend NIXL chose (e.g. {@code UCX}) and, where NIXL captured it, its
+     * telemetry of the request.
      */
     @Override
-    public java.util.Map<String, Object> attributes() {
+    public TransferAttributes attributes() {
         return attributes;
     }
 
@@ -94,19 +94,13 @@ final class NixlTransfer implements TransferHandle {
         if (request == 0) {
             return;
         }
-        java.util.Map<String, Object> found = new java.util.LinkedHashMap<>(attributes);
         String backend = agent.chosenBackend(request);
-        if (backend != null) {
-            found.put("backend", backend);
-        }
-        long[] telemetry = new long[8];
-        if (NixlCapi.xferTelemetry(agent.handle(), request, telemetry) == NixlCapi.SUCCESS) {
-            found.put("telemetry.postMicros", telemetry[1]);
-            found.put("telemetry.transferMicros", telemetry[2]);
-            found.put("telemetry.bytes", telemetry[3]);
-            found.put("telemetry.descriptors", telemetry[4]);
-        }
-        attributes = java.util.Map.copyOf(found);
+        long[] measured = new long[8];
+        TransferAttributes.Telemetry telemetry =
+                NixlCapi.xferTelemetry(agent.handle(), request, measured) == NixlCapi.SUCCESS
+                        ? new TransferAttributes.Telemetry(measured[1], measured[2], measured[3], measured[4])
+                        : null;
+        attributes = new TransferAttributes("nixl", backend, null, 1, telemetry);
     }
 
     /**

@@ -3,8 +3,13 @@ package io.nixlconnect.transport.embedded;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.nixlconnect.transport.TransferOp;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
@@ -12,6 +17,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * Optional peer authentication (a shared secret, proven both ways before any request is read) and TLS (both
@@ -101,6 +107,66 @@ class EmbeddedAuthenticationTest {
             }
             assertThat(served.window.notified()).isNotDone();
         }
+    }
+
+    @Test
+    void theRefusingSideWarnsOfAPeerWithAnotherSecretAtMostOnceAMinute() throws Exception {
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
+        Logger logger = (Logger) LoggerFactory.getLogger(PeerAuthentication.class);
+        logs.start();
+        logger.addAppender(logs);
+        try (ServedMemory served = new ServedMemory(ServedMemory.loopback().withSharedSecret(SECRET), "served",
+                TransferOp.READ, EmbeddedCredentialTest.random(64));
+             EmbeddedTransport reader = EmbeddedTransport.open(ServedMemory.loopback()
+                     .withSharedSecret("another secret, just as long"))) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                    () -> EmbeddedHostileLoadTest.read(reader, served, served.credential, 64));
+            // the server learns of it when the peer hangs up on its proof, on the server's own thread
+            List<ILoggingEvent> warnings = awaitWarnings(logs, 1);
+            assertThat(warnings).singleElement().satisfies(warning -> assertThat(warning.getFormattedMessage())
+                    .startsWith("Embedded transport: refused a connection from /127.0.0.1: it rejected this "
+                            + "connector's proof of the shared secret and closed: its secret differs")
+                    .contains("nixl.connect.embedded.shared-secret")
+                    .doesNotContain(SECRET));
+
+            // A second refusal within the minute is counted, not logged: the server has answered it, so it has
+            // gone through the rate limit already.
+            try (RawPeer peer = new RawPeer(served.port())) {
+                assertThat(peer.send(RawPeer.request(Wire.READ, "served", served.credential, served.address, 64))
+                        .answer().message()).contains("requires authentication");
+            }
+            assertThat(warnings(logs)).hasSize(1);
+        } finally {
+            logger.detachAppender(logs);
+        }
+
+        // A server without a secret refuses a peer that has one, and says so too (its own limit).
+        logs = new ListAppender<>();
+        logs.start();
+        logger.addAppender(logs);
+        try {
+            failure(ServedMemory.loopback(), ServedMemory.loopback().withSharedSecret(SECRET));
+            assertThat(awaitWarnings(logs, 1)).singleElement().satisfies(warning -> assertThat(
+                    warning.getFormattedMessage()).contains("it offers a proof of a shared secret, and this connector has none set"));
+        } finally {
+            logger.detachAppender(logs);
+        }
+    }
+
+    private static List<ILoggingEvent> warnings(ListAppender<ILoggingEvent> logs) {
+        synchronized (logs) { // AppenderBase appends under the appender's own lock
+            return logs.list.stream().filter(event -> event.getLevel() == Level.WARN).toList();
+        }
+    }
+
+    /** Waits (at most 10 s) for {@code count} warnings, logged on a server thread. */
+    private static List<ILoggingEvent> awaitWarnings(ListAppender<ILoggingEvent> logs, int count)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (warnings(logs).size() < count && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        return warnings(logs);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -188,10 +190,12 @@ class EmbeddedHostileLoadTest {
         }
     }
 
-    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
+    /** Waits up to 10 s; the caller's assertion afterwards says what did not happen. */
+    private static void waitUntil(java.util.function.BooleanSupplier condition) {
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            // the assertion that follows fails with its own message
         }
     }
 }

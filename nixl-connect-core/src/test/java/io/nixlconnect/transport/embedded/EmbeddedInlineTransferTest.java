@@ -1,6 +1,7 @@
 package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryRegion;
@@ -121,10 +122,7 @@ class EmbeddedInlineTransferTest {
             Reader reader = new Reader(client, served.port());
             assertThat(reader.read(served.address, served.credential)).isEqualTo(content);
             assertThat(served.window.notified()).succeedsWithin(WAIT);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (served.transport.server().connectionCount() > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> served.transport.server().connectionCount() == 0);
             assertThat(served.transport.server().connectionCount()).as("closed as idle").isZero();
             byte[] credential = ServedMemory.newCredential();
             PassiveWindow window = served.agent.openWindow(TransferOp.READ,

@@ -2,12 +2,14 @@ package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -211,10 +213,7 @@ class EmbeddedWindowTest {
             assertThat(window.enter(link, false)).isTrue();
             assertThat(window.path()).isEqualTo(SameHostPeer.TCP);
             CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (channel.isOpen() && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> !channel.isOpen());
             assertThat(channel.isOpen()).as("close cuts the streaming thread's connection").isFalse();
             assertThat(closing).isNotDone();
             window.exit(link, false);
@@ -235,10 +234,7 @@ class EmbeddedWindowTest {
             assertThat(window.enter(firstLink, false)).isTrue(); // and the first one came back
             window.exit(thirdLink, false);
             CompletableFuture<Void> closing = CompletableFuture.runAsync(window::close);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while ((first.isOpen() || second.isOpen()) && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> !first.isOpen() && !second.isOpen());
             assertThat(first.isOpen()).as("close cuts every streaming thread's connection").isFalse();
             assertThat(second.isOpen()).isFalse();
             assertThat(third.isOpen()).as("a link that left is not touched").isTrue();

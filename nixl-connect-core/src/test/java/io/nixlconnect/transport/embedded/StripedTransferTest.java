@@ -2,6 +2,7 @@ package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
@@ -30,6 +31,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -71,7 +73,8 @@ class StripedTransferTest {
             ReadOperation read = consumer.beginRead(readable.metadata(), targets);
             read.waitForCompletion(WAIT);
             readable.waitForCompletion(WAIT);
-            assertThat(read.attributes()).containsEntry("streams", 3).containsEntry("backend", "tcp");
+            assertThat(read.attributes().streams()).isEqualTo(3);
+            assertThat(read.attributes().backend()).isEqualTo("tcp");
             assertThat(read.transferPath()).isEqualTo(SameHostPeer.TCP);
             assertThat(readable.readsCompleted()).isEqualTo(1);
             for (int i = 0; i < sizes.length; i++) {
@@ -88,7 +91,7 @@ class StripedTransferTest {
             WriteOperation write = consumer.beginWrite(List.of(sources), writable.metadata());
             write.waitForCompletion(WAIT);
             writable.waitForCompletion(WAIT);
-            assertThat(write.attributes()).containsEntry("streams", 3);
+            assertThat(write.attributes().streams()).isEqualTo(3);
             for (int i = 0; i < sizes.length; i++) {
                 assertThat(published[i].toByteArray()).as("descriptor %d written", i).isEqualTo(written[i]);
             }
@@ -113,13 +116,13 @@ class StripedTransferTest {
             ReadableOperation below = producer.createReadable(smallSource);
             ReadOperation smallRead = small.beginRead(below.metadata(), smallTarget);
             smallRead.waitForCompletion(WAIT);
-            assertThat(smallRead.attributes()).doesNotContainKey("streams");
+            assertThat(smallRead.attributes().streams()).isEqualTo(1);
             for (Connector reader : List.of(single, onePerPeer)) {
                 ReadableOperation readable = producer.createReadable(source);
                 ReadOperation read = reader.beginRead(readable.metadata(), target);
                 read.waitForCompletion(WAIT);
                 readable.waitForCompletion(WAIT);
-                assertThat(read.attributes()).as(reader.name()).doesNotContainKey("streams");
+                assertThat(read.attributes().streams()).as(reader.name()).isEqualTo(1);
                 assertThat(target.toByteArray()).isEqualTo(content);
             }
         }
@@ -172,7 +175,7 @@ class StripedTransferTest {
              ActiveSide active = new ActiveSide(TransferOp.WRITE, peer.port())) {
             EmbeddedTransfer first = active.submit();
             first.completion().get(30, TimeUnit.SECONDS);
-            assertThat(first.attributes()).doesNotContainKey("streams");
+            assertThat(first.attributes().streams()).isEqualTo(1);
             EmbeddedTransfer second = active.submit();
             second.completion().get(30, TimeUnit.SECONDS);
             assertThat(peer.stripedWrites.get()).as("tried once, on a fresh connection").isEqualTo(1);
@@ -236,7 +239,8 @@ class StripedTransferTest {
             running.send(RawPeer.request(Wire.READ, "passive", served.credential, served.address + SIZE / 2, SIZE / 2));
             assertThat(running.answer()).isEqualTo(RawPeer.Answer.OK);
             running.readBytes(1 << 16); // the server is blocked sending the rest
-            Thread.sleep(200); // the finished stripe's server thread is back waiting for a request
+            // the finished stripe's server thread is back waiting for a request
+            await().atMost(WAIT).until(() -> served.transport.server().connectionsWaitingForRequest() == 1);
             try (RawPeer third = new RawPeer(served.port())) {
                 assertThat(third.closedWithin(5_000)).as("refused: no connection may be evicted").isTrue();
             }
@@ -431,12 +435,13 @@ class StripedTransferTest {
         }
 
         /** Whether every connection accepted so far has ended (the client closed it) within 10 s. */
-        boolean allConnectionsEnded() throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (open.get() > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
+        boolean allConnectionsEnded() {
+            try {
+                await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> open.get() == 0);
+                return true;
+            } catch (ConditionTimeoutException e) {
+                return false;
             }
-            return open.get() == 0;
         }
 
         @Override

@@ -14,6 +14,7 @@ import io.nixlconnect.transport.TransferState;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
@@ -38,6 +39,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Transfers over two real NIXL agents (UCX backend) in one JVM, through the SPI. Skipped, with the
@@ -685,6 +687,7 @@ class NixlTransferTest {
     }
 
     @Test
+    @Tag(TestTags.PERFORMANCE)
     void idleAgentsDoNotBurnACore() throws Exception {
         Memory remote = buffer(64, 29);
         register(passive, remote);
@@ -702,12 +705,8 @@ class NixlTransferTest {
         assertThat(cores).as("CPU used by the whole JVM while two agents idle").isLessThan(0.25);
     }
 
-    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);
-            Thread.sleep(5);
-        }
+    private static void waitUntil(BooleanSupplier condition) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(condition::getAsBoolean);
     }
 
     // --- issue 12 item 1: a window closed before its notification keeps its memory until released ---

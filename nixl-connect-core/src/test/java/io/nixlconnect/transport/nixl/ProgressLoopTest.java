@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.nixl;
 
+import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -10,6 +11,7 @@ import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** The loop's idle strategy, observed through its thread's state (no timing assertions). */
 class ProgressLoopTest {
@@ -79,12 +81,9 @@ class ProgressLoopTest {
         awaitTrue(() -> thread.getState() == Thread.State.TIMED_WAITING, "loop parks");
     }
 
-    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what + " within 5 s").isLessThan(deadline);
-            Thread.sleep(1);
-        }
+    private static void awaitTrue(BooleanSupplier condition, String what) {
+        await().alias(what).atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(1))
+                .until(condition::getAsBoolean);
     }
 
     private static class FakeWork implements ProgressLoop.Work {
