@@ -152,10 +152,10 @@ public final class NixlSoak {
     /** One request, with at random one of the disturbances a service meets; returns the producer (restarted or not). */
     private Child step(Connector consumer, Descriptor pool, Child producer) throws Exception {
         int roll = random.nextInt(1000);
-        if (roll < 4) {
+        if (roll < 2) {
             return restart(producer);
-        } else if (roll < 8) {
-            stalledOrKilledReader(producer, roll < 6);
+        } else if (roll < 6) {
+            stalledOrKilledReader(producer, roll < 4);
         } else if (roll < 60) {
             producer.send("abort " + BLOCKS + " " + BLOCK);
             producer.next("META ");
