@@ -81,9 +81,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         byte[] agentMetadata;
         try {
             // Under this connector's limit, and before anything is registered.
-            // Read-only (shared with the codec's recent envelopes): the agent only reads it, or keeps it unchanged.
-            agentMetadata = NixlMetadataCodec.decodeShared(remoteMetadata.nixlMetadata(),
-                    connector.options().maxMetadataSize());
+            agentMetadata = connection().peerMetadata(remoteMetadata.nixlMetadata());
         } catch (InvalidMetadataException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;

@@ -27,6 +27,7 @@ final class Connection {
     // is wasted work while the agent's metadata has not changed.
     private byte[] publishedRaw;
     private String publishedEncoded;
+    private final PeerMetadataCache peerMetadata;
 
     /**
      * @throws IllegalArgumentException if {@code number <= 0}
@@ -41,6 +42,7 @@ final class Connection {
         this.connector = connector;
         this.number = number;
         this.name = connector.name() + "-" + number;
+        this.peerMetadata = new PeerMetadataCache(connector.options().maxMetadataSize());
     }
 
     /** The agent's name, {@code <workerId>-<number>}: what peers know it by. */
@@ -95,6 +97,16 @@ final class Connection {
             encoded = publishedEncoded;
         }
         return RdmaMetadata.ofEncoded(descriptors, raw, encoded, notificationKey, kind);
+    }
+
+    /**
+     * A peer's agent metadata out of its envelope, under the connector's {@code maxMetadataSize}; read-only (shared
+     * with this connection's other operations on that peer).
+     *
+     * @throws InvalidMetadataException if it does not decode or is too large
+     */
+    byte[] peerMetadata(String encoded) {
+        return peerMetadata.decode(encoded);
     }
 
     /** Number of peers the agent holds loaded. */
