@@ -62,7 +62,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             }
         }
         DeviceKind remoteKind = remoteDescriptors.get(0).toDevice().kind();
-        for (int i = 1; i < remoteDescriptors.size(); i++) { // by index: no iterator per operation
+        for (int i = 1; i < remoteDescriptors.size(); i++) {
             if (remoteDescriptors.get(i).toDevice().kind() != remoteKind) {
                 throw new IllegalArgumentException("All remote descriptors must have the same memory kind");
             }
@@ -106,11 +106,11 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             finish(OperationStatus.ERRORED, e);
             throw e;
         }
-        connector.deadlines().arm(hooks, connector.options().operationTimeout());
+        connector.deadlines().arm(deadline, connector.options().operationTimeout());
         if (status().isTerminal()) {
-            connector.deadlines().disarm(hooks); // ended before the deadline was armed
+            connector.deadlines().disarm(deadline); // ended before the deadline was armed
         }
-        handle.onEnd(hooks);
+        handle.onEnd(endListener);
     }
 
     @Override
@@ -180,7 +180,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
 
     @Override
     final void releaseTransport() {
-        connector.deadlines().disarm(hooks);
+        connector.deadlines().disarm(deadline);
         TransferHandle posted = handle;
         if (posted != null) {
             posted.cancel();

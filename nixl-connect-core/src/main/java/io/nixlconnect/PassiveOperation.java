@@ -59,9 +59,9 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         setStatus(OperationStatus.INITIALIZED);
         Duration passiveTimeout = connector.options().passiveTimeout();
         if (passiveTimeout != null) {
-            connector.deadlines().arm(hooks, passiveTimeout);
+            connector.deadlines().arm(deadline, passiveTimeout);
         }
-        window.onNotified(hooks);
+        window.onNotified(endListener);
     }
 
     @Override
@@ -142,7 +142,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     @Override
     final void releaseTransport() {
-        connector.deadlines().disarm(hooks);
+        connector.deadlines().disarm(deadline);
         // The window may be null when opening it failed in the constructor.
         if (window != null) {
             window.close();

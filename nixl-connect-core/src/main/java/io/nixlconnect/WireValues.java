@@ -72,13 +72,13 @@ final class WireValues {
     /** Refuses the first field, in document order, that is not {@code known}. */
     static void refuseUnknownFields(Map<?, ?> object, List<String> known, String prefix) {
         int present = 0;
-        for (int i = 0; i < known.size(); i++) { // by index: no iterator
+        for (int i = 0; i < known.size(); i++) {
             if (object.containsKey(known.get(i))) {
                 present++;
             }
         }
         if (present == object.size()) {
-            return; // the usual case, found without an iterator over the fields
+            return;
         }
         for (Object key : object.keySet()) {
             if (!known.contains(String.valueOf(key))) {
