@@ -236,6 +236,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         } while (!STATUS.compareAndSet(this, current, terminal));
         finishingThread = Thread.currentThread();
         endNanos = System.nanoTime();
+        cause = publicFailure(cause);
         failure = cause;
         try {
             releaseTransport();
@@ -267,6 +268,21 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
             settle(future, thrown);
         }
         return true;
+    }
+
+    /**
+     * What a caller may see of a failure: the API's own exceptions as they are, anything else (the SPI's
+     * {@code TransportException}, a transport's I/O error) wrapped in a {@link TransportFailureException} naming the
+     * transport, with it as the cause.
+     */
+    private @Nullable Throwable publicFailure(@Nullable Throwable cause) {
+        if (cause == null || (cause instanceof NixlConnectException
+                && cause.getClass().getPackageName().equals(NixlConnectException.class.getPackageName()))) {
+            return cause;
+        }
+        String backend = connector.backendName();
+        return new TransportFailureException(backend, "The " + backend + " transport failed the transfer: "
+                + cause.getMessage(), cause);
     }
 
     private static void settle(CompletableFuture<Void> future, TransferException thrown) {
