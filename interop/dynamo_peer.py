@@ -13,6 +13,11 @@ Commands (one per line) and replies:
   write SIZES SEED JSON      -> "WROTE key STATUS crc32"
   cancelread JSON            -> begins a read, completes it, then cancel(): "CANCELLED key STATUS_BEFORE STATUS_AFTER"
   parse JSON                 -> validates RdmaMetadata as the module does: "PARSED kind:id,kind:id,... json"
+  failreport JSON            -> begins a read, cancels it before it is posted, then sends the publisher nixl-connect's
+                                failure report (docs/interop.md) as any worker could, with the module agent's
+                                send_notif: "REPORTED key STATUS"
+  notifs                     -> "NOTIFS n text|text|..." the nixl-connect failure reports among the notifications
+                                the module's agent has received (its update_notifs() keeps every one)
   info                       -> "INFO hostname worker_id equal_to_same_id"
   exit
 SIZES is a comma-separated list of descriptor sizes (0 allowed) or COUNTxSIZE (1024x4096); data is numpy's
@@ -38,6 +43,8 @@ import numpy as np
 import dynamo.nixl_connect as nc
 
 out_lock = threading.Lock()
+# nixl-connect's failure report: FAILURE_PREFIX + key + "\n" + cause, UTF-8 (docs/interop.md)
+FAILURE_PREFIX = "nixl-connect:failed:v1:"
 
 
 def say(line):
@@ -137,6 +144,23 @@ class Peer:
         op.cancel()
         say("CANCELLED %s %s %s" % (metadata.notification_key, before, op.status.name))
 
+    async def fail_report(self, json_text):
+        metadata = nc.RdmaMetadata.model_validate_json(json_text)
+        parts = arrays([d.size for d in metadata.descriptors])
+        op = await self.connector.begin_read(metadata, descriptors(parts))
+        self.keep.append((op, parts))
+        op.cancel()  # before any status read: the module never posted the transfer
+        report = (FAILURE_PREFIX + metadata.notification_key + "\ncancelled by the Python reader").encode("utf-8")
+        op.connection._nixl.send_notif(op.remote.name, report)
+        say("REPORTED %s %s" % (metadata.notification_key, op.status.name))
+
+    async def notifs(self):
+        # Observing only: the module's shared connection's agent, whose notification map the module never trims.
+        received = self.connector._shared_connection._nixl.update_notifs()
+        reports = [value.decode("utf-8") for values in received.values() for value in values
+                   if value.startswith(FAILURE_PREFIX.encode("utf-8"))]
+        say("NOTIFS %d %s" % (len(reports), "|".join(report.replace("\n", " / ") for report in reports)))
+
     async def parse(self, json_text):
         metadata = nc.RdmaMetadata.model_validate_json(json_text)
         devices = [nc.Device(d.device) for d in metadata.descriptors]
@@ -153,7 +177,9 @@ class Peer:
             await self.readable(sizes_of(words[1]), int(words[2]), len(words) > 3 and words[3] == "hex")
         elif command == "writable":
             await self.writable(sizes_of(words[1]))
-        elif command in ("read", "readpost", "cancelread", "parse"):
+        elif command == "notifs":
+            await self.notifs()
+        elif command in ("read", "readpost", "cancelread", "parse", "failreport"):
             json_text = line.split(maxsplit=1)[1]
             if command == "read":
                 await self.read(json_text)
@@ -161,6 +187,8 @@ class Peer:
                 await self.read(json_text, announce_post=True)
             elif command == "cancelread":
                 await self.cancel_read(json_text)
+            elif command == "failreport":
+                await self.fail_report(json_text)
             else:
                 await self.parse(json_text)
         elif command == "write":

@@ -151,9 +151,13 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
             // Counted holds: the operation knows which regions it holds, and releases exactly those.
             RegistrationCache cache = connection().registrations();
             heldIn = cache;
-            for (Descriptor descriptor : localDescriptors) {
-                cache.hold(descriptor.registrationRegion());
-                held++;
+            // A block list's slices of one pool share its registration: one hold of n, not n holds (a lookup each).
+            int count = localDescriptors.size();
+            while (held < count) {
+                MemoryRegion region = localDescriptors.get(held).registrationRegion();
+                int run = sameRegistrationRun(held, region);
+                cache.hold(region, run);
+                held += run;
             }
         } catch (RuntimeException e) {
             releaseLocal();
@@ -161,10 +165,22 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         }
     }
 
+    /** How many local descriptors from {@code from} on have {@code region} (the same object) as their registration. */
+    private int sameRegistrationRun(int from, MemoryRegion region) {
+        int end = from + 1;
+        while (end < localDescriptors.size() && localDescriptors.get(end).registrationRegion() == region) {
+            end++;
+        }
+        return end - from;
+    }
+
     private void releaseLocal() {
         synchronized (lock) {
-            for (int i = 0; i < held; i++) {
-                heldIn.release(localDescriptors.get(i).registrationRegion());
+            for (int i = 0; i < held; ) {
+                MemoryRegion region = localDescriptors.get(i).registrationRegion();
+                int run = Math.min(sameRegistrationRun(i, region), held - i);
+                heldIn.release(region, run);
+                i += run;
             }
             held = 0;
             Consumer<AutoCloseable> keeper = draining ? memoryKeeper() : null;

@@ -88,11 +88,13 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         }
         acquireLocal();
         try {
-            String peerAgent = connection().loadRemote(agentMetadata);
-            remoteAgent = peerAgent;
             List<MemoryRegion> local = localRegions();
             List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
             TransferOp op = operationKind() == OperationKind.READ ? TransferOp.READ : TransferOp.WRITE;
+            // Last before posting: once the peer is loaded, whatever ends this operation short of COMPLETE is
+            // reported to it (releaseTransport), the post's own refusal included.
+            String peerAgent = connection().loadRemote(agentMetadata);
+            remoteAgent = peerAgent;
             setStatus(OperationStatus.IN_PROGRESS);
             byte[] notification = notificationKey().getBytes(StandardCharsets.UTF_8);
             handle = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local, peerAgent, peer,
@@ -185,5 +187,21 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         if (posted != null) {
             posted.cancel();
         }
+        String peer = remoteAgent;
+        if (peer != null && status() != OperationStatus.COMPLETE) {
+            // The peer's passive operation would otherwise wait for its own timeout (on NIXL nothing else tells it).
+            connection().agent().reportFailure(peer, notificationKey().getBytes(StandardCharsets.UTF_8),
+                    failureReport());
+        }
+    }
+
+    /** Why this operation ended short of COMPLETE, as its peer is told: no key, only what the peer may log. */
+    private String failureReport() {
+        Throwable cause = failure();
+        String what = getClass().getSimpleName() + " of worker '" + connector.name() + "'";
+        if (status() == OperationStatus.CANCELLED) {
+            return what + " was cancelled";
+        }
+        return what + " failed" + (cause == null || cause.getMessage() == null ? "" : ": " + cause.getMessage());
     }
 }

@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.InvalidAgentMetadataException;
+import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.TransportAgent;
 import java.util.Arrays;
 import java.util.List;
@@ -80,13 +81,15 @@ final class Connection {
      * The metadata a passive operation publishes: this agent's current metadata, encoded once for as long as it
      * does not change.
      */
-    RdmaMetadata publish(List<SerializedDescriptor> descriptors, String notificationKey, OperationKind kind) {
+    RdmaMetadata publish(List<SerializedDescriptor> descriptors, List<MemoryRegion> registered, String notificationKey,
+            OperationKind kind) {
         TransportAgent current = agent();
         byte[] known;
         synchronized (this) {
             known = publishedRaw;
         }
-        byte[] raw = known != null && current.localMetadataEquals(known) ? known : current.localMetadata();
+        byte[] raw = known != null && current.localMetadataEquals(known, registered) ? known
+                : current.localMetadata(registered);
         String encoded;
         synchronized (this) {
             if (publishedRaw == null || !Arrays.equals(publishedRaw, raw)) {
@@ -107,6 +110,11 @@ final class Connection {
      */
     byte[] peerMetadata(String encoded) {
         return peerMetadata.decode(encoded);
+    }
+
+    /** This agent's metadata for a peer whose transfers stay within {@code registered}: see {@link TransportAgent#localMetadata(List)}. */
+    byte[] metadata(List<MemoryRegion> registered) {
+        return agent().localMetadata(registered);
     }
 
     /** Number of peers the agent holds loaded. */

@@ -78,7 +78,8 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
      */
     public final synchronized RdmaMetadata metadata() {
         if (metadata == null) {
-            metadata = connection().publish(localSerialized(), notificationKey(), operationKind());
+            metadata = connection().publish(localSerialized(), registrationRegions(localDescriptors()), notificationKey(),
+                    operationKind());
         }
         return metadata;
     }
@@ -90,8 +91,8 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
      */
     public final synchronized RdmaMetadata hexEncodedMetadata() {
         if (hexMetadata == null) {
-            hexMetadata = RdmaMetadata.ofHexEncoded(localSerialized(), connection().metadata(), notificationKey(),
-                    operationKind());
+            hexMetadata = RdmaMetadata.ofHexEncoded(localSerialized(),
+                    connection().metadata(registrationRegions(localDescriptors())), notificationKey(), operationKind());
         }
         return hexMetadata;
     }
@@ -106,6 +107,31 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
             descriptors.add(descriptor.metadata());
         }
         return descriptors;
+    }
+
+    /**
+     * The registrations the descriptors lie in, each once (a block list's slices of one pool: one): the agent's
+     * metadata needs to describe these only.
+     */
+    private static List<MemoryRegion> registrationRegions(List<Descriptor> locals) {
+        if (locals.size() == 1) {
+            return List.of(locals.get(0).registrationRegion());
+        }
+        List<MemoryRegion> regions = new ArrayList<>(1);
+        java.util.Set<MemoryRegion> seen = null;
+        for (Descriptor descriptor : locals) {
+            MemoryRegion region = descriptor.registrationRegion();
+            if (!regions.isEmpty() && regions.get(regions.size() - 1) == region) {
+                continue; // the common case, checked without hashing
+            }
+            if (seen == null) {
+                seen = new java.util.HashSet<>();
+            }
+            if (seen.add(region)) {
+                regions.add(region);
+            }
+        }
+        return regions;
     }
 
     /** How many peers' notifications complete this operation: 1, or the readers of a fan-out readable. */

@@ -35,10 +35,15 @@ final class RegistrationCache {
      * of the same region. For holders that track what they hold themselves (operations), without a {@link Lease}.
      */
     void hold(MemoryRegion region) {
+        hold(region, 1);
+    }
+
+    /** {@code holders} holds of {@code region} at once (a block list's slices of one pool); as many releases owed. */
+    void hold(MemoryRegion region, int holders) {
         synchronized (this) {
             Entry entry = entries.get(region);
             if (entry != null) {
-                entry.holders++;
+                entry.holders += holders;
                 return;
             }
         }
@@ -53,9 +58,9 @@ final class RegistrationCache {
         synchronized (this) {
             Entry entry = entries.get(region);
             if (entry != null) {
-                entry.holders++;
+                entry.holders += holders;
             } else {
-                entries.put(region, new Entry(registration));
+                entries.put(region, new Entry(registration, holders));
                 registeredBytes += region.length();
                 registration = null;
             }
@@ -67,10 +72,15 @@ final class RegistrationCache {
 
     /** Lets go of one {@link #hold} of {@code region}; the last holder's release deregisters it. */
     void release(MemoryRegion region) {
+        release(region, 1);
+    }
+
+    /** Lets go of {@code holders} holds of {@code region} at once. */
+    void release(MemoryRegion region, int holders) {
         MemoryRegistration toClose = null;
         synchronized (this) {
             Entry entry = entries.get(region);
-            if (entry != null && --entry.holders == 0) {
+            if (entry != null && (entry.holders -= holders) <= 0) {
                 entries.remove(region);
                 registeredBytes -= region.length();
                 toClose = entry.registration;
@@ -93,10 +103,11 @@ final class RegistrationCache {
 
     private static final class Entry {
         final MemoryRegistration registration;
-        int holders = 1;
+        int holders;
 
-        Entry(MemoryRegistration registration) {
+        Entry(MemoryRegistration registration, int holders) {
             this.registration = registration;
+            this.holders = holders;
         }
     }
 

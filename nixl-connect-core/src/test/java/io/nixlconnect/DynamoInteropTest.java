@@ -332,4 +332,55 @@ class DynamoInteropTest {
         // The shared peer and connector are unaffected.
         moduleReads(sized(List.of(4096), 10), false);
     }
+
+    /**
+     * Issue 25: a Java reader that fails tells the publisher with a failure report (a NIXL notification that is not
+     * the key). The module's passive operation matches only its exact key: it ignores the report (which it decodes as
+     * UTF-8 with every notification: a malformed one would make its status check raise) and completes when a
+     * reader's real notification comes. The report is there among its notifications all the same.
+     */
+    @Test
+    void theModulesReadableIgnoresAJavaReadersFailureReportAndStillCompletes() throws Exception {
+        peer.send("readable " + (1 << 20) + " 17");
+        long expectedCrc = Long.parseLong(peer.next("DATA ").substring(5));
+        RdmaMetadata metadata = RdmaMetadata.fromJson(peer.next("META ").substring(5));
+        SerializedDescriptor published = metadata.descriptors().get(0);
+        RdmaMetadata outside = RdmaMetadata.of(List.of(new SerializedDescriptor(published.device(),
+                published.ptr() + (1L << 40), published.size())), metadata.decodeNixlMetadata(),
+                metadata.notificationKey(), metadata.operationKind());
+        List<Descriptor> targets = targetsFor(metadata);
+
+        ReadOperation refused = connector.beginRead(outside, targets);
+        assertThat(catchThrowable(() -> refused.waitForCompletion(WAIT))).isInstanceOf(TransferException.class);
+        assertThat(refused.status()).isEqualTo(OperationStatus.ERRORED); // ... and the module's agent was told
+
+        connector.beginRead(metadata, targets).waitForCompletion(WAIT);
+
+        assertThat(peer.next("DONE ")).isEqualTo("DONE " + metadata.notificationKey() + " COMPLETE");
+        assertThat(crc(targets)).isEqualTo(expectedCrc);
+        peer.send("notifs");
+        assertThat(peer.next("NOTIFS ")).as("the report reached the module's agent, which ignored it")
+                .matches("NOTIFS [1-9].*").contains("nixl-connect:failed:v1:" + metadata.notificationKey()
+                        + " / ReadOperation of worker 'java-dynamo-interop' failed: ");
+    }
+
+    /**
+     * The other way: the module's readers send no failure report (a Python reader that fails leaves a Java publisher
+     * to its passive timeout, as {@link #aModuleReaderKilledMidReadLeavesTheJavaReadableToItsPassiveTimeout} shows).
+     * A Python worker that sends one — the documented text, with its agent's {@code send_notif} — ends the Java
+     * readable ERRORED at once, naming its agent and cause; the shared connector has no passive timeout at all.
+     */
+    @Test
+    void aPythonReaderThatSendsTheFailureReportEndsTheJavaReadableAtOnce() throws Exception {
+        ReadableOperation readable = connector.createReadable(sized(List.of(4096), 19));
+
+        peer.send("failreport " + readable.metadata().toJson());
+
+        assertThat(peer.next("REPORTED ")).isEqualTo("REPORTED " + readable.notificationKey() + " CANCELLED");
+        Throwable thrown = catchThrowable(() -> readable.waitForCompletion(WAIT));
+        assertThat(readable.status()).isEqualTo(OperationStatus.ERRORED);
+        assertThat(thrown).isInstanceOf(TransferException.class)
+                .hasMessageContaining("the peer 'dynamo-peer-")
+                .hasMessageContaining("reported that its transfer ended without notifying: cancelled by the Python reader");
+    }
 }

@@ -92,8 +92,11 @@ class EmbeddedTransferContractTest extends TransferContractTest {
                 ReadOperation overrunRead = consumer.beginRead(overrun, local);
                 assertThatThrownBy(() -> overrunRead.waitForCompletion(WAIT)).isInstanceOf(TransferException.class);
             }
-            // Refused requests touched no memory: the readable still waits for a real reader.
-            assertThat(readable.status()).isEqualTo(OperationStatus.INITIALIZED);
+            // Refused requests touched no memory; the refused reader reported its failure, which ended the readable
+            // (issue 25: the publisher is told rather than left to its passive timeout).
+            assertThatThrownBy(() -> readable.waitForCompletion(WAIT)).isInstanceOf(TransferException.class)
+                    .hasMessageContaining("reported that its transfer ended without notifying")
+                    .hasMessageContaining("refused");
             readable.close();
         }
     }

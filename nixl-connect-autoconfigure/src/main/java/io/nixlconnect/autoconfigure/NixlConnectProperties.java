@@ -2,10 +2,8 @@ package io.nixlconnect.autoconfigure;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
-import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.transport.nixl.NixlSettings;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,17 +19,17 @@ import org.springframework.validation.Validator;
  * Settings of the auto-configured {@link Connector}, bound from {@code nixl.connect.*}. Every default is the
  * library's own ({@link ConnectorOptions}, {@link EmbeddedSettings}, {@link NixlSettings}), read from there, not
  * copied — except {@code passive-timeout}, finite here (see below); {@link NixlConnectorFactory} maps these
- * properties onto those records, in one place. Validates itself as it is bound (Boot applies a {@link Validator}
- * that is the properties object itself), so a wrong value stops start-up with Boot's report: the property, its
- * value, its origin (file and line) and what to set instead, with or without Bean Validation on the class path.
+ * properties onto those records, in one place. Validated as it is bound ({@link NixlConnectPropertiesValidator}),
+ * so a wrong value stops start-up with Boot's report: the property, its value, its origin (file and line) and what
+ * to set instead, with or without Bean Validation on the class path.
  */
 @ConfigurationProperties("nixl.connect")
 public class NixlConnectProperties implements Validator {
 
     /** The agent name is the worker id plus a short suffix, and the transports cap it at 1024 bytes. */
     static final int MAX_WORKER_ID_LENGTH = 1000;
-    static final DataSize MIN_METADATA_SIZE = DataSize.ofKilobytes(1);
-    static final DataSize MAX_METADATA_SIZE = DataSize.ofBytes(RdmaMetadata.MAX_NIXL_METADATA_BYTES);
+
+    private static final Validator VALIDATOR = new NixlConnectPropertiesValidator();
 
     /** Whether to auto-configure a nixl-connect Connector and its integrations (health, metrics, observations). */
     private boolean enabled = true;
@@ -70,132 +68,19 @@ public class NixlConnectProperties implements Validator {
 
     private final ProblemDetails problemDetails = new ProblemDetails();
 
-    @Override
-    public boolean supports(Class<?> type) {
-        return type == NixlConnectProperties.class || type == Embedded.class || type == Limits.class
-                || type == Nixl.class || type == Cuda.class || type == Shutdown.class;
-    }
-
     /**
-     * Boot calls this for this object and for each nested group it binds; each checks its own fields, so that
-     * Boot can match every error to the property it came from and report that property's origin.
+     * Boot validates a {@code @ConfigurationProperties} object that is itself a {@link Validator}, without a global
+     * validator bean and with or without Bean Validation: the rules themselves live in
+     * {@link NixlConnectPropertiesValidator}.
      */
     @Override
+    public boolean supports(Class<?> type) {
+        return VALIDATOR.supports(type);
+    }
+
+    @Override
     public void validate(Object target, Errors errors) {
-        if (target instanceof NixlConnectProperties properties) {
-            properties.validateOwnFields(errors);
-        } else if (target instanceof Embedded embedded) {
-            if (embedded.getBindAddress() == null || embedded.getBindAddress().isBlank()) {
-                errors.rejectValue("bindAddress", "blank",
-                        "must be an address of this host, such as 127.0.0.1 (the default) or 0.0.0.0");
-            }
-            if (embedded.getPort() < 0 || embedded.getPort() > 65535) {
-                errors.rejectValue("port", "outOfRange", "must be between 0 and 65535; 0 picks a free port (the default)");
-            }
-            if (embedded.getMaxConnectionsPerPeer() < 1) {
-                errors.rejectValue("maxConnectionsPerPeer", "notPositive", "must be at least 1, such as "
-                        + EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_PEER + " (the default)");
-            }
-            if (embedded.getTcpStreams() < 1 || embedded.getTcpStreams() > EmbeddedSettings.MAX_TCP_STREAMS) {
-                errors.rejectValue("tcpStreams", "outOfRange", "must be between 1 and " + EmbeddedSettings.MAX_TCP_STREAMS
-                        + " (connections one large transfer is striped over; 1: one connection), such as "
-                        + EmbeddedSettings.DEFAULT_TCP_STREAMS + " (the default)");
-            }
-            String secret = embedded.getSharedSecret();
-            if (secret != null && !secret.isBlank()
-                    && secret.getBytes(StandardCharsets.UTF_8).length < EmbeddedSettings.MIN_SHARED_SECRET_LENGTH) {
-                // an object error, not a field error: a field error would print the secret with the failure
-                errors.reject("sharedSecretTooShort", "nixl.connect.embedded.shared-secret must be at least "
-                        + EmbeddedSettings.MIN_SHARED_SECRET_LENGTH + " bytes (value not shown): set a long random "
-                        + "value, the same on every peer, or remove it for no authentication");
-            }
-            rejectUnlessPositive(errors, "idleTimeout", embedded.getIdleTimeout(), EmbeddedSettings.DEFAULT_IDLE_TIMEOUT);
-            rejectUnlessPositive(errors, "readTimeout", embedded.getReadTimeout(), EmbeddedSettings.DEFAULT_READ_TIMEOUT);
-            if (embedded.getMaxConnections() < 1) {
-                errors.rejectValue("maxConnections", "notPositive", "must be at least 1, such as "
-                        + EmbeddedSettings.DEFAULT_MAX_SERVER_CONNECTIONS + " (the default)");
-            } else if (embedded.getMaxConnectionsPerAddress() < 1
-                    || embedded.getMaxConnectionsPerAddress() > embedded.getMaxConnections()) {
-                errors.rejectValue("maxConnectionsPerAddress", "outOfRange", "must be between 1 and max-connections ("
-                        + embedded.getMaxConnections() + "), such as "
-                        + EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS + " (the default)");
-            }
-            if (embedded.getMaxRangesPerRequest() < 1
-                    || embedded.getMaxRangesPerRequest() > EmbeddedSettings.MAX_RANGES_PER_REQUEST) {
-                errors.rejectValue("maxRangesPerRequest", "outOfRange", "must be between 1 and "
-                        + EmbeddedSettings.MAX_RANGES_PER_REQUEST + " (the default)");
-            }
-        } else if (target instanceof Limits limits) {
-            if (limits.getMaxInFlightOperations() < 1) {
-                errors.rejectValue("maxInFlightOperations", "notPositive", "must be at least 1, such as 4096 (the default)");
-            }
-            DataSize size = limits.getMaxMetadataSize();
-            if (size == null || size.compareTo(MIN_METADATA_SIZE) < 0 || size.compareTo(MAX_METADATA_SIZE) > 0) {
-                errors.rejectValue("maxMetadataSize", "outOfRange", "must be between 1KB and 64MB, such as 16MB (the default)");
-            }
-            if (limits.getMaxDescriptors() < 1 || limits.getMaxDescriptors() > ConnectorOptions.MAX_DESCRIPTORS_LIMIT) {
-                errors.rejectValue("maxDescriptors", "outOfRange", "must be between 1 and "
-                        + ConnectorOptions.MAX_DESCRIPTORS_LIMIT + ", such as " + ConnectorOptions.DEFAULT_MAX_DESCRIPTORS
-                        + " (the default)");
-            }
-        } else if (target instanceof Nixl nixl) {
-            List<String> backends = nixl.getBackends();
-            if (backends == null || backends.isEmpty() || backends.stream().anyMatch(b -> b == null || b.isBlank())) {
-                errors.rejectValue("backends", "empty",
-                        "must name at least one NIXL plugin, none blank, such as UCX (the default)");
-            }
-            Map<String, String> parameters = nixl.getBackendParameters();
-            if (parameters != null && parameters.entrySet().stream().anyMatch(e -> e.getKey().isEmpty()
-                    || e.getValue() == null || e.getKey().indexOf('\0') >= 0 || e.getValue().indexOf('\0') >= 0)) {
-                errors.rejectValue("backendParameters", "invalid", "must have non-empty names and values, free of NUL "
-                        + "characters: nixl.connect.nixl.backend-parameters.<name>=<value>");
-            }
-            Duration progressDelay = nixl.getProgressThreadDelay();
-            if (progressDelay != null && progressDelay.isNegative()) {
-                errors.rejectValue("progressThreadDelay", "negative", "must be zero or positive when set, such as 100us "
-                        + "to run NIXL's own progress thread; remove it to leave that thread off (the default)");
-            }
-        } else if (target instanceof Cuda cuda) {
-            if (cuda.getDeviceId() < 0) {
-                errors.rejectValue("deviceId", "negative", "must be 0 or more: the index of a visible CUDA device");
-            }
-        } else if (target instanceof Shutdown shutdown) {
-            Duration grace = shutdown.getGracePeriod();
-            if (grace == null || grace.isNegative()) {
-                errors.rejectValue("gracePeriod", "negative", "must be zero or positive, such as 10s (the default)");
-            }
-        }
-    }
-
-    private static void rejectUnlessPositive(Errors errors, String field, Duration value, Duration defaultValue) {
-        if (value == null || value.isNegative() || value.isZero()) {
-            errors.rejectValue(field, "notPositive", "must be positive, such as "
-                    + defaultValue.toSeconds() + "s (the default)");
-        }
-    }
-
-    private void validateOwnFields(Errors errors) {
-        if (workerId != null && workerId.isBlank()) {
-            errors.rejectValue("workerId", "blank", "must not be blank; remove it to get "
-                    + "'<spring.application.name>-<unique suffix>', or set a short name");
-        } else if (workerId != null && workerId.length() > MAX_WORKER_ID_LENGTH) {
-            errors.rejectValue("workerId", "tooLong", "must be at most " + MAX_WORKER_ID_LENGTH + " characters");
-        }
-        if (!BACKENDS.contains(backend)) {
-            errors.rejectValue("backend", "unknown", "must be one of " + BACKENDS
-                    + ": auto (NIXL when it loads, else embedded; the default), nixl or embedded");
-        }
-        if (!isPositive(operationTimeout)) {
-            errors.rejectValue("operationTimeout", "notPositive", "must be positive, such as 30s (the default)");
-        }
-        if (!isPositive(passiveTimeout)) {
-            errors.rejectValue("passiveTimeout", "notPositive",
-                    "must be positive, such as 60s (the default); set a long one such as 24h for slow peers");
-        }
-    }
-
-    private static boolean isPositive(Duration duration) {
-        return duration != null && !duration.isNegative() && !duration.isZero();
+        VALIDATOR.validate(target, errors);
     }
 
     public boolean isEnabled() {

@@ -49,6 +49,22 @@ public interface TransportAgent extends AutoCloseable {
     }
 
     /**
+     * This agent's metadata for a peer whose transfers stay within {@code registered} (regions registered through
+     * {@link #registerMemory}, as registered): a backend whose metadata describes every registration (NIXL's carries
+     * each one's key) may leave the others out, so that an operation's metadata does not grow with what else is
+     * registered. Default: {@link #localMetadata()}. A backend that overrides it overrides {@link
+     * #localMetadataEquals(byte[], List)} too.
+     */
+    default byte[] localMetadata(List<MemoryRegion> registered) {
+        return localMetadata();
+    }
+
+    /** Whether {@link #localMetadata(List)} would return bytes equal to {@code known} now. Default: {@link #localMetadataEquals(byte[])}. */
+    default boolean localMetadataEquals(byte[] known, List<MemoryRegion> registered) {
+        return localMetadataEquals(known);
+    }
+
+    /**
      * Loads a peer from its metadata, so transfers can target it. Idempotent and cheap when the same metadata is
      * already loaded; metadata that changed (the peer restarted) replaces the peer of that name. The agent owns
      * the peer's lifetime: it keeps it loaded at least while transfers to it are in flight, and unloads it when it
@@ -86,6 +102,19 @@ public interface TransportAgent extends AutoCloseable {
     default TransferHandle postTransferForWaitingCaller(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
             List<MemoryRegion> remote, byte[] notification) {
         return postTransfer(op, local, remoteAgentName, remote, notification);
+    }
+
+    /**
+     * Tells a peer, best effort, that the transfer to it posted with {@code notification} ended without delivering it
+     * (it failed, timed out or was cancelled), so that the passive operation waiting for that notification ends
+     * ERRORED at once, naming this agent and {@code cause}, rather than at its own timeout. The connector calls it
+     * once per such transfer, from any thread: it returns without waiting for the peer and never throws. A peer that
+     * does not know the report ignores it (a Python Dynamo worker matches only its own exact notification key).
+     * Default: nothing, and the peer waits for its own timeout.
+     *
+     * @param cause why the transfer ended, for the peer's exceptions and logs; the backend bounds its length
+     */
+    default void reportFailure(String remoteAgentName, byte[] notification, String cause) {
     }
 
     /**

@@ -168,13 +168,14 @@ final class EmbeddedAgent implements TransportAgent {
             throw new TransportException("Notification must be 1.." + Wire.MAX_CREDENTIAL + " bytes, was "
                     + notification.length);
         }
+        MemoryRegion lastRegistration = null;
         for (int i = 0; i < local.size(); i++) {
             MemoryRegion region = local.get(i);
             if (region.length() != remote.get(i).length()) {
                 throw new TransportException("Descriptor " + i + ": local " + region.length() + " bytes vs remote "
                         + remote.get(i).length());
             }
-            if (!isRegistered(region)) {
+            if (!covers(lastRegistration, region) && (lastRegistration = registrationOf(region)) == null) {
                 throw new TransportException("Local region " + i + " (0x" + Long.toHexString(region.address()) + ", "
                         + region.length() + " bytes) is not registered with agent '" + name + "'");
             }
@@ -212,13 +213,22 @@ final class EmbeddedAgent implements TransportAgent {
         }
     }
 
-    private boolean isRegistered(MemoryRegion region) {
+    /** The registered region holding {@code region}, or null. */
+    private MemoryRegion registrationOf(MemoryRegion region) {
         for (MemoryRegion known : registered.values()) {
-            if (known.type() == region.type() && known.contains(region.address(), region.length())) {
-                return true;
+            if (covers(known, region)) {
+                return known;
             }
         }
-        return false;
+        return null;
+    }
+
+    /**
+     * Whether registered region {@code known} (may be null) holds {@code region}: a block list's blocks mostly lie in
+     * the registration the previous one did, so it is asked first, not every registration for every block.
+     */
+    private static boolean covers(MemoryRegion known, MemoryRegion region) {
+        return known != null && known.type() == region.type() && known.contains(region.address(), region.length());
     }
 
     @Override
@@ -228,8 +238,9 @@ final class EmbeddedAgent implements TransportAgent {
         if (notifications < 1) {
             throw new IllegalArgumentException("a window waits for at least 1 notification, was " + notifications);
         }
+        MemoryRegion lastRegistration = null;
         for (MemoryRegion region : regions) {
-            if (!isRegistered(region)) {
+            if (!covers(lastRegistration, region) && (lastRegistration = registrationOf(region)) == null) {
                 throw new TransportException("Region 0x" + Long.toHexString(region.address()) + " (" + region.length()
                         + " bytes) is not registered with agent '" + name + "'");
             }
@@ -290,6 +301,24 @@ final class EmbeddedAgent implements TransportAgent {
             return null;
         }
         return window;
+    }
+
+    /** The open window whose credential is {@code credential}, whatever its access; null when there is none. */
+    EmbeddedWindow window(byte[] credential) {
+        return windowsByNotification.get(NotificationKey.lookup(credential));
+    }
+
+    /**
+     * Sends the peer a {@link Wire#FAIL} report on an I/O worker (see {@link TransportAgent#reportFailure}); a peer
+     * not loaded, or a transport closing, drops it.
+     */
+    @Override
+    public void reportFailure(String remoteAgentName, byte[] notification, String cause) {
+        LoadedPeer peer = remotes.get(remoteAgentName);
+        if (peer == null || closed || notification.length == 0 || notification.length > Wire.MAX_CREDENTIAL) {
+            return;
+        }
+        transport.reportFailure(peer, name, notification, cause);
     }
 
     /**

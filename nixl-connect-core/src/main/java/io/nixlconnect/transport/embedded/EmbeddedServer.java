@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.internal.FailureReports;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
@@ -28,8 +29,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Under hostile load it holds its limits: at most {@code maxServerConnections} connections and
  * {@code maxConnectionsPerAddress} from one address; a connection that waits for its next request (or its
- * authentication) longer than {@code idleTimeout}, that has not authenticated within {@code readTimeout}, whose
- * request's ranges have not all arrived within {@code readTimeout}, or that makes no progress for
+ * authentication) longer than {@code idleTimeout}, that has not authenticated within 5 s (or {@code readTimeout}, if
+ * shorter), that sends a begun request's head, its ranges or a grant's challenge slower than 5 s plus
+ * {@value #FLOOR_BYTES_PER_SECOND} bytes/s allow (never longer than {@code readTimeout}), or that makes no progress for
  * {@code readTimeout} in the middle of a request, is closed. When a limit is reached, the connection that has
  * waited longest for a request is closed to make room, so idle or trickling connections cannot lock out a peer
  * that actually sends requests. Only a connection whose request named a live window's credential is "in the
@@ -42,6 +44,14 @@ final class EmbeddedServer {
     /** Handler threads beyond the connection limit, for evicted connections still winding down. */
     private static final int HANDLER_SLACK = 16;
     private static final long EVICTION_WAIT_MILLIS = 1000;
+    /**
+     * The slowest a peer may send the bounded parts of a request — its head once begun, its ranges, a grant's
+     * challenge, a refused inline WRITE's bytes — after {@link #GRACE_NANOS}: an honest client writes each in one go,
+     * so only a peer that means to hold the connection sends slower.
+     */
+    static final long FLOOR_BYTES_PER_SECOND = 1 << 20;
+    /** Allowance for latency before the floor rate counts (or the read timeout, if shorter). */
+    static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final EmbeddedTransport transport;
     private final EmbeddedSettings settings;
@@ -206,13 +216,14 @@ final class EmbeddedServer {
             long now = System.nanoTime();
             for (Connection connection : connections) {
                 long since = connection.waitingSince;
-                long rangesDeadline = connection.rangesDeadline;
+                long partDeadline = connection.partDeadline;
                 String why = null;
                 if (since != Connection.BUSY ? now - since > idle : now - connection.lastProgress() > read) {
                     why = since != Connection.BUSY ? "waited too long for a request" : "stalled mid-request";
-                } else if (rangesDeadline != 0 && now - rangesDeadline > 0) {
-                    why = "sent a request's ranges slower than the read timeout allows";
-                } else if (connection.link == null && now - connection.acceptedAt > read) {
+                } else if (partDeadline != 0 && now - partDeadline > 0) {
+                    why = "sent a request slower than " + FLOOR_BYTES_PER_SECOND + " bytes/s (or the read timeout) "
+                            + "allows";
+                } else if (connection.link == null && now - connection.acceptedAt > Math.min(read, GRACE_NANOS)) {
                     why = "did not authenticate within the read timeout";
                 }
                 if (why != null) {
@@ -225,7 +236,7 @@ final class EmbeddedServer {
 
     private void serve(Connection connection) {
         try {
-            Link link = authentication.server(connection.channel);
+            Link link = authentication.server(connection.channel, transport.endpoint());
             if (link == null) {
                 return;
             }
@@ -235,7 +246,7 @@ final class EmbeddedServer {
                 Wire.Head head = connection.head;
                 boolean more;
                 try {
-                    more = Wire.readHead(link, head);
+                    more = connection.readHead(link, head);
                 } catch (Wire.UnexpectedHelloException e) {
                     authentication.refuseUnexpectedHello(link);
                     return;
@@ -284,6 +295,7 @@ final class EmbeddedServer {
                 connection.notified(notified);
                 yield true;
             }
+            case Wire.FAIL -> failWindow(connection, link, agent, head);
             // A READ's notification comes as its own NOTIFY, once the active side has the bytes.
             case Wire.READ -> moveRanges(connection, link, agent, head, TransferOp.READ);
             case Wire.IDENTIFY -> {
@@ -295,7 +307,8 @@ final class EmbeddedServer {
                 }
                 yield true;
             }
-            case Wire.READ_GRANT -> grantRanges(connection, link, agent, head);
+            case Wire.READ_GRANT -> grantRanges(connection, link, agent, head, true);
+            case Wire.READ_GRANT_UNBOUND -> grantRanges(connection, link, agent, head, false);
             case Wire.READ_INLINE -> serveInline(connection, link, agent, head, TransferOp.READ);
             case Wire.WRITE_INLINE -> serveInline(connection, link, agent, head, TransferOp.WRITE);
             case Wire.WRITE -> {
@@ -343,6 +356,14 @@ final class EmbeddedServer {
             }
             connection.started(window); // from here the peer has started on the window
             Wire.writeOk(link);
+            if (ranges.hostMemoryOnly()) { // a block list in gathering or scattering calls, not one per block
+                if (access == TransferOp.READ) {
+                    Wire.sendHostRanges(link, ranges.addresses, ranges.lengths, ranges.size);
+                } else {
+                    Wire.receiveHostRanges(link, ranges.addresses, ranges.lengths, ranges.size);
+                }
+                return true;
+            }
             for (int i = 0; i < ranges.size; i++) {
                 long address = ranges.addresses[i];
                 long length = ranges.lengths[i];
@@ -369,11 +390,15 @@ final class EmbeddedServer {
      * drops before it reports a finished copy (a cancelled or killed reader never reports), the window fails
      * with the peer lost, as on the socket path. A reported abort does not fail it: the peer reports one only
      * when it falls back to streaming the same ranges on this connection (the kernel refused the copy, or the
-     * pid it probed is another process now), and that READ needs the window still open.
+     * pid it probed is another process now, or the proof did not hold), and that READ needs the window still open.
+     *
+     * <p>{@code proven}: the reader sent a challenge, and the grant carries this process's proof of it
+     * ({@link GrantProof}), in native memory here until the reader reports. An unbound grant (a reader from before
+     * proofs, which would copy from whatever pid a peer names) is declined: that reader streams.
      *
      * @return whether the connection is still in step with the peer
      */
-    private boolean grantRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
+    private boolean grantRanges(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head, boolean proven)
             throws IOException {
         EmbeddedWindow window = agent == null ? null : agent.enter(TransferOp.READ, head.credential(), link, true);
         if (window == null) {
@@ -382,6 +407,7 @@ final class EmbeddedServer {
         }
         boolean copied;
         boolean revoked;
+        GrantProof.Published proof = null;
         try {
             if (!connection.beginRequest()) {
                 return false; // evicted meanwhile
@@ -391,7 +417,9 @@ final class EmbeddedServer {
                 refuse(link, TransferOp.READ);
                 return false;
             }
-            String declined = transport.sameHostCopyDisabled();
+            byte[] challenge = proven ? connection.readChallenge(link) : null;
+            String declined = proven ? transport.sameHostCopyDisabled() : "this reader's same-host copy is not bound to "
+                    + "the process that owns the window (a nixl-connect from before grant proofs): upgrade it";
             for (int i = 0; declined == null && i < ranges.size; i++) {
                 if (window.regionCovering(ranges.addresses[i], ranges.lengths[i]).type() != MemoryType.DRAM) {
                     declined = "GPU memory is staged through the socket";
@@ -404,9 +432,12 @@ final class EmbeddedServer {
                 }
                 return true;
             }
+            long pid = SameHostIdentity.self().pid();
+            proof = new GrantProof.Published(GrantProof.compute(head.credential(), challenge, pid, ranges.addresses,
+                    ranges.lengths, ranges.size));
             connection.started(window); // from here the peer may copy from the window
             synchronized (link) {
-                Wire.writeGrant(link, SameHostIdentity.self().pid());
+                Wire.writeGrant(link, pid, proof.address());
             }
             // Blocks until the peer has finished copying or stopped (or its process, and so its connection, is
             // gone); closing the window meanwhile revokes the grant, and the peer stops at its next chunk.
@@ -414,6 +445,9 @@ final class EmbeddedServer {
         } finally {
             synchronized (link) {
                 revoked = window.exit(link, true);
+            }
+            if (proof != null) {
+                proof.close(); // the peer reads it before it copies, so before it reports
             }
         }
         if (revoked) {
@@ -468,9 +502,12 @@ final class EmbeddedServer {
                 return true;
             }
             connection.unfinished.add(window); // from here the peer has started on the window
-            if (access == TransferOp.READ && ranges.hostMemoryOnly()) {
+            boolean hostMemory = ranges.hostMemoryOnly();
+            if (access == TransferOp.READ && hostMemory) {
                 Wire.writeWithMemory(link, link.scratch(1).put(Wire.OK).flip(), ranges.addresses, ranges.lengths,
                         ranges.size);
+            } else if (hostMemory) {
+                Wire.receiveHostRanges(link, ranges.addresses, ranges.lengths, ranges.size);
             } else {
                 if (access == TransferOp.READ) {
                     Wire.writeOk(link);
@@ -513,6 +550,29 @@ final class EmbeddedServer {
             throw new Wire.ProtocolException("inline request of more than " + Wire.INLINE_MAX_BYTES + " bytes");
         }
         return ranges;
+    }
+
+    /**
+     * A peer reports that its transfer for a window ended without notifying ({@link Wire#FAIL}): the window, if one
+     * waits for that credential, ends ERRORED with the peer's words (a fan-out readable waits on for its other
+     * readers, as when a reader's connection drops). The report is read within the read timeout, only once the
+     * credential named a live window; otherwise the answer is the one any unknown credential gets.
+     *
+     * @return whether the connection is still in step
+     */
+    private boolean failWindow(Connection connection, Link link, EmbeddedAgent agent, Wire.Head head)
+            throws IOException {
+        EmbeddedWindow window = agent == null ? null : agent.window(head.credential());
+        if (window == null) {
+            Wire.writeError(link, "no passive operation waits for this notification (completed, closed or never created)");
+            return false; // the report is left unread
+        }
+        String[] report = connection.readFailureReport(link);
+        window.peerLost("the peer '" + report[0] + "' (" + connection.address.getHostAddress()
+                + ") reported that its transfer ended without notifying: " + report[1]);
+        Wire.writeOk(link);
+        connection.served();
+        return true;
     }
 
     private static void refuse(Link link, TransferOp access) throws IOException {
@@ -671,8 +731,11 @@ final class EmbeddedServer {
         final CountDownLatch gone = new CountDownLatch(1);
         final long acceptedAt = System.nanoTime();
         volatile long waitingSince = acceptedAt;
-        /** While a request's ranges (and a refused inline WRITE's bytes) are read: when they must all be in; else 0. */
-        volatile long rangesDeadline;
+        /**
+         * While a bounded part of a request (its head once begun, its ranges, a grant's challenge, a refused inline
+         * WRITE's bytes) is read: when it must all be in (see {@link #FLOOR_BYTES_PER_SECOND}); else 0.
+         */
+        volatile long partDeadline;
         volatile Link link;
         /** Windows this connection started to read or write and has not notified: if it drops, that peer is gone. */
         final Set<EmbeddedWindow> unfinished = ConcurrentHashMap.newKeySet();
@@ -757,26 +820,63 @@ final class EmbeddedServer {
          * few seconds still counts as progress) or a request too large to check in time cannot hold the connection.
          */
         boolean readRanges(Link link, int count, Wire.RangeSink sink) throws IOException {
-            rangesDeadline = deadline();
+            partDeadline = deadline(16L * count);
             try {
                 return Wire.readRanges(link, count, sink);
             } finally {
-                rangesDeadline = 0;
+                partDeadline = 0;
+            }
+        }
+
+        /** Reads a READ_GRANT's challenge, within the read timeout as for its ranges. */
+        byte[] readChallenge(Link link) throws IOException {
+            partDeadline = deadline(GrantProof.CHALLENGE_BYTES);
+            try {
+                return Wire.readChallenge(link);
+            } finally {
+                partDeadline = 0;
+            }
+        }
+
+        /** Reads the rest of a {@link Wire#FAIL} report, at the floor rate as for ranges. */
+        String[] readFailureReport(Link link) throws IOException {
+            partDeadline = deadline(4 + FailureReports.MAX_NAME_BYTES + FailureReports.MAX_CAUSE_BYTES);
+            try {
+                return Wire.readFailureReport(link);
+            } finally {
+                partDeadline = 0;
             }
         }
 
         /** Reads and drops a refused inline WRITE's bytes, within the read timeout as for ranges. */
         void discard(Link link, long length) throws IOException {
-            rangesDeadline = deadline();
+            partDeadline = deadline(length);
             try {
                 Wire.discard(link, length);
             } finally {
-                rangesDeadline = 0;
+                partDeadline = 0;
             }
         }
 
-        private long deadline() {
-            long deadline = System.nanoTime() + settings.readTimeout().toNanos();
+        /**
+         * Reads a request's head: waiting for its first bytes counts as idle (the idle timeout, eviction); from then on
+         * the rest of the head, at most {@link Wire#HEAD} plus the longest names, must arrive at the floor rate.
+         */
+        boolean readHead(Link link, Wire.Head head) throws IOException {
+            try {
+                return Wire.readHead(link, head,
+                        () -> partDeadline = deadline(Wire.HEAD + Wire.MAX_AGENT_NAME + Wire.MAX_CREDENTIAL));
+            } finally {
+                partDeadline = 0;
+            }
+        }
+
+        /** When {@code bytes} must have arrived by: the grace, then the floor rate; never past the read timeout. */
+        private long deadline(long bytes) {
+            long read = settings.readTimeout().toNanos();
+            long allowed = Math.min(read, Math.min(read, GRACE_NANOS)
+                    + bytes * TimeUnit.SECONDS.toNanos(1) / FLOOR_BYTES_PER_SECOND);
+            long deadline = System.nanoTime() + allowed;
             return deadline == 0 ? 1 : deadline;
         }
 

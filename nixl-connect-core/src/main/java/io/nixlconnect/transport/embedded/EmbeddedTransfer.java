@@ -328,14 +328,7 @@ final class EmbeddedTransfer implements TransferHandle {
             // The peer has not answered, so it touched no memory: on a reused connection this is worth a retry.
             throw cancelled ? e : new StaleConnectionException(e, false);
         }
-        for (int i = 0; i < lengths.length; i++) {
-            MemoryRegion region = local.get(i);
-            if (read) {
-                Wire.receiveMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
-            } else {
-                Wire.sendMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
-            }
-        }
+        moveLocal(ch, read);
         if (read) {
             Wire.writeRequest(ch, Wire.NOTIFY, peerAgent, notification);
             expectOk(ch, ": data read, but the notification was refused: ");
@@ -403,19 +396,50 @@ final class EmbeddedTransfer implements TransferHandle {
             throw new TransportException(describe() + " refused by the peer: " + refusal);
         }
         if (read) {
-            for (int i = 0; i < lengths.length; i++) {
-                MemoryRegion region = local.get(i);
+            moveLocal(ch, true);
+        }
+    }
+
+    /**
+     * The local side's bytes, in the ranges' order: received ({@code read}) or sent. Host memory as one stream of
+     * scattering reads or gathering writes (a block list costs a call per IOV_MAX blocks, or per what has arrived,
+     * not one per block); GPU memory range by range through the staging buffers.
+     */
+    private void moveLocal(Link ch, boolean read) throws IOException {
+        long[] localAddresses = new long[lengths.length];
+        boolean hostMemory = true;
+        for (int i = 0; i < lengths.length; i++) {
+            MemoryRegion region = local.get(i);
+            localAddresses[i] = region.address();
+            hostMemory &= region.type() == MemoryType.DRAM;
+        }
+        if (hostMemory) {
+            if (read) {
+                Wire.receiveHostRanges(ch, localAddresses, lengths, lengths.length);
+            } else {
+                Wire.sendHostRanges(ch, localAddresses, lengths, lengths.length);
+            }
+            return;
+        }
+        for (int i = 0; i < lengths.length; i++) {
+            MemoryRegion region = local.get(i);
+            if (read) {
                 Wire.receiveMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
+            } else {
+                Wire.sendMemory(ch, region.type(), region.address(), lengths[i], agent.transport().staging());
             }
         }
     }
 
     /**
-     * A READ from a peer on this host whose memory this process can read (found out by a probe, once per
-     * peer): the peer grants the ranges and keeps them pinned; this side copies them into its own memory with
-     * cross-memory attach — nobody writes into another process — and reports, and the peer delivers the
-     * notification. Falls back (returns false, the connection still fit for {@link #execute}) when the peer
-     * declines, the local memory is GPU memory, or the kernel refuses the copy.
+     * A READ from a peer on this host (its IDENTIFY named this host's kernel, once per peer): the peer grants the
+     * ranges and keeps them pinned; this side checks that the granted pid is the process that owns the window — it
+     * holds, in its own memory, the proof of this request's fresh challenge bound to the credential and the ranges
+     * ({@link GrantProof}) — then copies exactly the ranges of the metadata it was handed (the grant names no range)
+     * into its own memory with cross-memory attach — nobody writes into another process — and reports, and the peer
+     * delivers the notification. Falls back (returns false, the connection still fit for {@link #execute}) when the
+     * peer declines, the local memory is GPU memory, the proof does not hold (that peer is read over TCP from then on),
+     * or the kernel refuses the copy.
      *
      * @return whether the transfer is done
      */
@@ -437,11 +461,20 @@ final class EmbeddedTransfer implements TransferHandle {
         }
         StringBuilder refused = new StringBuilder();
         Wire.Grant grant;
+        byte[] challenge = GrantProof.challenge();
         try {
-            Wire.writeRequest(ch, Wire.READ_GRANT, peerAgent, notification, remoteAddresses, lengths);
+            Wire.writeGrantRequest(ch, peerAgent, notification, remoteAddresses, lengths, challenge);
             grant = Wire.readGrant(ch, refused);
         } catch (IOException e) {
-            throw cancelled ? e : new StaleConnectionException(e, false); // unanswered: the peer touched nothing
+            if (cancelled) {
+                throw e;
+            }
+            if (!reused) {
+                // A peer from before grant proofs drops a fresh connection on READ_GRANT: TCP from now on.
+                sameHost.failed("peer does not offer proven same-host copy (" + e.getMessage() + ")");
+                throw new StaleConnectionException(e, true);
+            }
+            throw new StaleConnectionException(e, false); // unanswered: the peer touched nothing
         }
         if (grant == null) {
             throw new TransportException(describe() + " refused by the peer: " + refused);
@@ -455,16 +488,36 @@ final class EmbeddedTransfer implements TransferHandle {
             sameHost.forget(known);
             return false;
         }
+        String unproven = GrantProof.verify(grant.pid(), grant.proofAddress(), notification, challenge,
+                remoteAddresses, lengths);
+        if (unproven != null) {
+            Wire.writeCopyOutcome(ch, false); // nothing was copied: stream from this peer instead, now and from now on
+            expectOk(ch, ": ");
+            sameHost.failed(unproven);
+            log.debug("Embedded transport: no same-host copy from {}: {}", endpoint, unproven);
+            return false;
+        }
         path = SameHostPeer.CROSS_MEMORY_ATTACH;
         try {
             // The peer says nothing while it grants, unless it revokes the grant (its operation closed): checked
-            // before every chunk and after the last, so no copy goes on from memory the peer may free and reuse.
+            // before every system call and after the last, so no copy goes on from memory the peer may free and reuse.
+            // The whole block list in as few calls as the kernel takes (IOV_MAX iovecs a side), not one per block.
+            long[] localAddresses = new long[lengths.length];
             for (int i = 0; i < lengths.length; i++) {
-                CrossMemoryAttach.read((int) grant.pid(), local.get(i).address(), remoteAddresses[i], lengths[i],
-                        () -> cancelled || ch.hasUnreadInput());
+                localAddresses[i] = local.get(i).address();
             }
+            CrossMemoryAttach.read((int) grant.pid(), localAddresses, remoteAddresses, lengths,
+                    () -> cancelled || ch.hasUnreadInput());
             if (ch.hasUnreadInput()) {
                 throw new IOException("revoked");
+            }
+            // The owner keeps its proof until this side reports: still there, the pid still named the owner
+            // throughout (had the owner died and its pid been reused meanwhile, the new process holds no proof).
+            String gone = GrantProof.verify(grant.pid(), grant.proofAddress(), notification, challenge,
+                    remoteAddresses, lengths);
+            if (gone != null) {
+                throw new TransportException(describe() + " failed: the granting process changed during the copy ("
+                        + gone + ")");
             }
         } catch (CrossMemoryAttach.CopyException e) {
             // The kernel refused (permissions changed) or a range is unmapped: report, then stream instead.
@@ -487,7 +540,7 @@ final class EmbeddedTransfer implements TransferHandle {
         return true;
     }
 
-    /** Asks the peer who it is and tries to read its probe token; remembers the outcome for the peer. */
+    /** Asks the peer who it is (a hint: each grant is proven on its own); remembers the outcome for the peer. */
     private SameHostPeer.State probe(Link ch, boolean reused, SameHostPeer sameHost) throws IOException {
         StringBuilder declined = new StringBuilder();
         SameHostIdentity identity;

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class EmbeddedTransport implements Transport {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(EmbeddedTransport.class);
+
     private final EmbeddedSettings settings;
     private final ExecutorService workers;
     private final EmbeddedServer server;
@@ -153,6 +155,59 @@ final class EmbeddedTransport implements Transport {
                     new SameHostPeer(sameHostCopyDisabled())));
         }
         pool.submit(transfer);
+    }
+
+    /**
+     * Sends {@code peer} a {@link Wire#FAIL} report for its window {@code credential}, on an I/O worker: on an idle
+     * pooled connection or a new one the pool allows, else (every connection busy, as when the failed transfer was
+     * still queued for one) on a connection of its own, closed afterwards. A stale pooled connection is retried once
+     * on a fresh one. Best effort: failures are logged at DEBUG.
+     */
+    void reportFailure(LoadedPeer peer, String reporter, byte[] credential, String cause) {
+        try {
+            workers.execute(() -> sendFailureReport(peer, reporter, credential, cause, true));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            log.debug("Embedded transport: closing; failure report to {} dropped", peer.endpoint());
+        }
+    }
+
+    private void sendFailureReport(LoadedPeer peer, String reporter, byte[] credential, String cause, boolean usePool) {
+        PeerPool pool = usePool && !closed ? peers.get(peer.endpoint()) : null;
+        Link[] borrowed = pool == null ? new Link[0] : pool.borrow(1);
+        Link link = borrowed.length == 1 ? borrowed[0] : null;
+        boolean reused = link != null;
+        boolean inStep = false;
+        try {
+            if (link == null) {
+                link = EmbeddedTransfer.connect(this, peer.metadata(), opened -> { });
+            }
+            Wire.writeFailureReport(link, peer.agentName(), credential, reporter, cause);
+            String refusal = Wire.readResponse(link);
+            inStep = refusal == null; // refused: the peer drops the connection
+            if (refusal != null) {
+                log.debug("Embedded transport: failure report to {} refused: {}", peer.endpoint(), refusal);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (reused) {
+                giveBackFailureLink(pool, borrowed, link, false);
+                sendFailureReport(peer, reporter, credential, cause, false); // the pooled connection was stale
+                return;
+            }
+            log.debug("Embedded transport: failure report to {} not delivered: {}", peer.endpoint(), e.toString());
+        }
+        giveBackFailureLink(pool, borrowed, link, inStep);
+    }
+
+    /** A connection (or permit) borrowed for a failure report back to its pool; one of its own is closed. */
+    private static void giveBackFailureLink(PeerPool pool, Link[] borrowed, Link link, boolean inStep) {
+        if (borrowed.length == 1) {
+            if (!inStep && link != null) {
+                link.close();
+            }
+            pool.giveBack(inStep ? link : null);
+        } else if (link != null) {
+            link.close();
+        }
     }
 
     void dequeue(EmbeddedTransfer transfer) {

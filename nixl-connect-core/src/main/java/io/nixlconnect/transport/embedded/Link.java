@@ -22,6 +22,8 @@ abstract class Link implements AutoCloseable {
 
     final SocketChannel channel;
     private volatile long lastProgressNanos = System.nanoTime();
+    /** See {@link #systemCalls()}; written by the one thread using the link. */
+    long systemCalls;
     // A link is used by one thread at a time (a pooled client connection by the worker running its transfer, a
     // server connection by its handler), so the heads and answers of every message can share one buffer instead
     // of a new one each (several per small operation).
@@ -71,6 +73,13 @@ abstract class Link implements AutoCloseable {
         }
     }
 
+    /** Fills every buffer in order; a scattering read where the link has one (as many buffers a call as bytes have arrived). */
+    void readFully(ByteBuffer[] buffers) throws IOException {
+        for (ByteBuffer buffer : buffers) {
+            readFully(buffer);
+        }
+    }
+
     void readFully(ByteBuffer buffer) throws IOException {
         while (buffer.hasRemaining()) {
             if (read(buffer) < 0) {
@@ -93,6 +102,11 @@ abstract class Link implements AutoCloseable {
             progress();
         }
         return true;
+    }
+
+    /** Read and write system calls made on a plain link (tests count them: a block list must not cost one per block). */
+    long systemCalls() {
+        return systemCalls;
     }
 
     void progress() {
@@ -123,6 +137,11 @@ abstract class Link implements AutoCloseable {
         }
     }
 
+    /** The TLS session, or null for a plain link. */
+    javax.net.ssl.SSLSession tlsSession() {
+        return null;
+    }
+
     /** Closes the socket at once, from any thread; a blocked read or write fails. */
     void abort() {
         try {
@@ -145,11 +164,13 @@ abstract class Link implements AutoCloseable {
 
         @Override
         int read(ByteBuffer buffer) throws IOException {
+            systemCalls++;
             return channel.read(buffer);
         }
 
         @Override
         void writeSome(ByteBuffer buffer) throws IOException {
+            systemCalls++;
             channel.write(buffer);
         }
 
@@ -159,8 +180,34 @@ abstract class Link implements AutoCloseable {
             for (ByteBuffer buffer : buffers) {
                 left += buffer.remaining();
             }
+            int first = 0;
             while (left > 0) {
-                left -= channel.write(buffers);
+                while (!buffers[first].hasRemaining()) {
+                    first++; // the JDK would skip them too, on every call
+                }
+                systemCalls++;
+                left -= channel.write(buffers, first, buffers.length - first);
+                progress();
+            }
+        }
+
+        @Override
+        void readFully(ByteBuffer[] buffers) throws IOException {
+            long left = 0;
+            for (ByteBuffer buffer : buffers) {
+                left += buffer.remaining();
+            }
+            int first = 0;
+            while (left > 0) {
+                while (!buffers[first].hasRemaining()) {
+                    first++;
+                }
+                systemCalls++;
+                long n = channel.read(buffers, first, buffers.length - first);
+                if (n < 0) {
+                    throw new EOFException("connection closed by peer");
+                }
+                left -= n;
                 progress();
             }
         }
@@ -175,10 +222,18 @@ abstract class Link implements AutoCloseable {
         private final OutputStream out;
         private final byte[] copy = new byte[COPY];
 
+        private final SSLSocket socket;
+
         Tls(SocketChannel channel, SSLSocket socket) throws IOException {
             super(channel);
+            this.socket = socket;
             this.in = socket.getInputStream();
             this.out = socket.getOutputStream();
+        }
+
+        @Override
+        javax.net.ssl.SSLSession tlsSession() {
+            return socket.getSession();
         }
 
         @Override

@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.internal.FailureReports;
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryType;
 import java.io.IOException;
@@ -19,6 +20,8 @@ import java.util.Arrays;
  * READ   request → response → (OK) the ranges' bytes in order      ; then the client sends NOTIFY
  * WRITE  request → response → (OK) client sends the ranges' bytes → response (after the notification)
  * NOTIFY request (count 0) → response (OK once delivered to a waiting window)
+ * FAIL   request (count 0) reporterLen:short reporter causeLen:short cause → response (OK once the window that
+ *        waits alone for this credential has ended ERRORED; ERROR, and the connection dropped, when none does)
  * WRITE_STRIPE  request → response → (OK) client sends the ranges' bytes → response (OK once they are in; no
  *        notification: one large WRITE striped over several connections sends its NOTIFY after every stripe's OK)
  *
@@ -30,11 +33,13 @@ import java.util.Arrays;
  *
  * Same host (cross-memory attach; the side that owns the destination memory copies, nobody writes into
  * another process):
- * IDENTIFY   request (count 0, any credential) → OK pid:long bootId:16 tokenAddress:long token:16
+ * IDENTIFY   request (count 0, any credential) → OK pid:long bootId:16 zero:24 (a hint only: it proves nothing)
  *            | DECLINED messageLen:short message (setting off) | ERROR
- * READ_GRANT request (credential, ranges as READ) → GRANT: OK pid:long, the window stays pinned
- *            | DECLINED messageLen:short message (use READ) | ERROR (refused as a READ would be)
- *            → the client copies, then sends DONE or ABORTED:byte → response (DONE: after the notification)
+ * READ_GRANT request (credential, ranges as READ) challenge:32 → GRANT: OK pid:long proofAddress:long, the window
+ *            stays pinned | DECLINED messageLen:short message (use READ) | ERROR (refused as a READ would be)
+ *            → the client reads the proof (GrantProof) at proofAddress in pid and checks it, copies only if it holds,
+ *            then sends DONE or ABORTED:byte → response (DONE: after the notification)
+ *            The older READ_GRANT_UNBOUND (no challenge, no proof) is declined: such a reader streams.
  *            While granted, the server may send REVOKED (ERROR messageLen:short message) at any time: the window
  *            was closed. The client checks for it between chunks and after its copy, stops, sends ABORTED and
  *            closes the connection; its transfer fails. The server says nothing more on that connection.
@@ -54,7 +59,11 @@ final class Wire {
     static final byte WRITE = 2;
     static final byte NOTIFY = 3;
     static final byte IDENTIFY = 4;
-    static final byte READ_GRANT = 5;
+    /**
+     * The grant of readers from before grant proofs, which copied from whatever pid the peer named: declined, so such a
+     * reader streams instead.
+     */
+    static final byte READ_GRANT_UNBOUND = 5;
     /** A small READ in one round trip: the server sends OK and the bytes, then delivers the notification itself. */
     static final byte READ_INLINE = 6;
     /** A small WRITE in one round trip: the bytes follow the request at once; one answer, after the notification. */
@@ -64,6 +73,18 @@ final class Wire {
      * from before it drop the connection on it without an answer, which tells the client to send one WRITE.
      */
     static final byte WRITE_STRIPE = 8;
+    /**
+     * The active side's transfer with this credential ended without notifying (failed, timed out, cancelled): the
+     * head (count 0) is followed by {@code reporterLen:u16 reporter causeLen:u16 cause}, both UTF-8 and bounded
+     * ({@link FailureReports}). The server ends the window it names ERRORED and answers OK, or answers ERROR when no
+     * window waits for it (and drops the connection, the rest unread). Peers from before it drop the connection.
+     */
+    static final byte FAIL = 9;
+    /**
+     * A same-host copy grant proven by the owner from its own memory ({@link GrantProof}). Peers from before it drop the
+     * connection on it without an answer: the reader then takes TCP for that peer.
+     */
+    static final byte READ_GRANT = 10;
     static final byte OK = 0;
     static final byte ERROR = 1;
     static final byte DECLINED = 2;
@@ -183,13 +204,19 @@ final class Wire {
      * The ranges are left on the link.
      */
     static boolean readHead(Link link, Head into) throws IOException {
+        return readHead(link, into, () -> { });
+    }
+
+    /** {@link #readHead(Link, Head)}, telling {@code begun} once the head's first four bytes are in. */
+    static boolean readHead(Link link, Head into, Runnable begun) throws IOException {
         ByteBuffer head = link.scratch(HEAD);
         if (!link.readFullyOrEof(head.limit(4))) {
             return false;
         }
+        begun.run();
         int magic = head.getInt(0);
         if (magic != MAGIC) {
-            if (magic == PeerAuthentication.HELLO_MAGIC) {
+            if (magic == PeerAuthentication.HELLO_MAGIC || magic == PeerAuthentication.UNBOUND_HELLO_MAGIC) {
                 throw new UnexpectedHelloException();
             }
             if (magic == MAGIC_V1) {
@@ -200,7 +227,7 @@ final class Wire {
         link.readFully(head.limit(HEAD));
         head.position(4);
         byte type = head.get();
-        if (type < READ || type > WRITE_STRIPE) {
+        if (type < READ || type > READ_GRANT) {
             throw new ProtocolException("unknown request type " + type);
         }
         int nameLength = head.getShort() & 0xFFFF;
@@ -212,7 +239,7 @@ final class Wire {
             throw new ProtocolException("credential length " + credentialLength + " out of range");
         }
         int count = head.getInt();
-        if (count < 0 || count > MAX_RANGES || ((type == NOTIFY || type == IDENTIFY) && count != 0)
+        if (count < 0 || count > MAX_RANGES || ((type == NOTIFY || type == IDENTIFY || type == FAIL) && count != 0)
                 || ((type == READ_INLINE || type == WRITE_INLINE) && count > INLINE_MAX_RANGES)) {
             throw new ProtocolException("range count " + count + " out of range");
         }
@@ -318,9 +345,23 @@ final class Wire {
         return null;
     }
 
-    /** Grants a peer the ranges of its READ_GRANT: they stay pinned until it reports. */
-    static void writeGrant(Link channel, long pid) throws IOException {
-        writeFully(channel, channel.scratch(9).put(OK).putLong(pid).flip());
+    /** Sends a READ_GRANT: the request, then the reader's fresh challenge, in one write. */
+    static void writeGrantRequest(Link link, byte[] agent, byte[] credential, long[] addresses, long[] lengths,
+            byte[] challenge) throws IOException {
+        link.writeFully(new ByteBuffer[] {encodeRequest(link, READ_GRANT, agent, credential, addresses, lengths),
+            ByteBuffer.wrap(challenge)});
+    }
+
+    /** Reads the challenge that follows a READ_GRANT's ranges. */
+    static byte[] readChallenge(Link link) throws IOException {
+        byte[] challenge = new byte[GrantProof.CHALLENGE_BYTES];
+        link.readFully(ByteBuffer.wrap(challenge));
+        return challenge;
+    }
+
+    /** Grants a peer the ranges of its READ_GRANT: they stay pinned until it reports; the proof lies at {@code proofAddress}. */
+    static void writeGrant(Link channel, long pid, long proofAddress) throws IOException {
+        writeFully(channel, channel.scratch(17).put(OK).putLong(pid).putLong(proofAddress).flip());
     }
 
     /** Declines a READ_GRANT whose ranges can only go over the socket (GPU memory, setting off). */
@@ -331,8 +372,8 @@ final class Wire {
                 .flip());
     }
 
-    /** A READ_GRANT's answer: the granting pid, or why the peer declined. */
-    record Grant(long pid, String declined) {
+    /** A READ_GRANT's answer: the granting pid and where its proof lies, or why the peer declined. */
+    record Grant(long pid, long proofAddress, String declined) {
     }
 
     /**
@@ -343,7 +384,8 @@ final class Wire {
     static Grant readGrant(Link channel, StringBuilder refused) throws IOException {
         byte status = readExactly(channel, 1).get();
         if (status == OK) {
-            return new Grant(readExactly(channel, 8).getLong(), null);
+            ByteBuffer granted = readExactly(channel, 16);
+            return new Grant(granted.getLong(), granted.getLong(), null);
         }
         if (status != ERROR && status != DECLINED) {
             throw new ProtocolException("bad grant status " + status);
@@ -356,7 +398,7 @@ final class Wire {
             refused.append(message);
             return null;
         }
-        return new Grant(0, message);
+        return new Grant(0, 0, message);
     }
 
     /** The revocation of a grant (its window closed), as an ERROR a reader of any version fails on. */
@@ -446,20 +488,75 @@ final class Wire {
      */
     static void writeWithMemory(Link link, ByteBuffer head, long[] addresses, long[] lengths, int count)
             throws IOException {
-        int parts = 1;
+        ByteBuffer[] ranges = hostViews(addresses, lengths, count, 1);
+        ranges[0] = head;
+        link.writeFully(ranges);
+    }
+
+    /**
+     * Streams host memory ranges' bytes to the link in order, in gathering writes: a block list costs one system
+     * call per {@code IOV_MAX} blocks (the JDK splits a longer array), not one per block.
+     */
+    static void sendHostRanges(Link link, long[] addresses, long[] lengths, int count) throws IOException {
+        link.writeFully(hostViews(addresses, lengths, count, 0));
+    }
+
+    /** Receives host memory ranges' bytes from the link in order, in scattering reads (as many blocks a call as have arrived). */
+    static void receiveHostRanges(Link link, long[] addresses, long[] lengths, int count) throws IOException {
+        link.readFully(hostViews(addresses, lengths, count, 0));
+    }
+
+    /**
+     * Direct buffers viewing the first {@code count} ranges in order (zero-length ones skipped, longer ones than
+     * {@link NativeMemory#MAX_VIEW} split), after {@code leading} empty slots for the caller. Neighbouring ranges
+     * share one view, sliced (a slice is plain Java; a view is a JNA call): a block list scattered over a pool costs
+     * a few JNA calls, not one per block. A view may span unlisted memory between ranges; only its slices, each
+     * inside a listed range, are ever read or written.
+     */
+    static ByteBuffer[] hostViews(long[] addresses, long[] lengths, int count, int leading) {
+        int parts = leading;
         for (int i = 0; i < count; i++) {
-            if (lengths[i] > 0) {
-                parts++;
-            }
+            parts += (int) ((lengths[i] + NativeMemory.MAX_VIEW - 1) / NativeMemory.MAX_VIEW);
         }
         ByteBuffer[] buffers = new ByteBuffer[parts];
-        buffers[0] = head;
-        for (int i = 0, part = 1; i < count; i++) {
-            if (lengths[i] > 0) {
-                buffers[part++] = NativeMemory.view(addresses[i], Math.toIntExact(lengths[i]));
+        int part = leading;
+        int i = 0;
+        while (i < count) {
+            if (lengths[i] == 0) {
+                i++;
+                continue;
+            }
+            if (lengths[i] > NativeMemory.MAX_VIEW) { // a range of its own, in views of at most MAX_VIEW
+                for (long done = 0; done < lengths[i]; ) {
+                    int chunk = (int) Math.min(NativeMemory.MAX_VIEW, lengths[i] - done);
+                    buffers[part++] = NativeMemory.view(addresses[i] + done, chunk);
+                    done += chunk;
+                }
+                i++;
+                continue;
+            }
+            // The ranges from i on whose extent stays within one view.
+            long low = addresses[i];
+            long high = addresses[i] + lengths[i];
+            int end = i + 1;
+            while (end < count && lengths[end] <= NativeMemory.MAX_VIEW) {
+                long nextLow = Math.min(low, addresses[end]);
+                long nextHigh = Math.max(high, addresses[end] + lengths[end]);
+                if (nextHigh - nextLow > NativeMemory.MAX_VIEW) {
+                    break;
+                }
+                low = nextLow;
+                high = nextHigh;
+                end++;
+            }
+            ByteBuffer span = NativeMemory.view(low, (int) (high - low));
+            for (; i < end; i++) {
+                if (lengths[i] > 0) {
+                    buffers[part++] = span.slice((int) (addresses[i] - low), (int) lengths[i]);
+                }
             }
         }
-        link.writeFully(buffers);
+        return part == parts ? buffers : Arrays.copyOf(buffers, part);
     }
 
     /** Reads {@code length} bytes and drops them (a refused WRITE_INLINE's data), a scratch buffer at a time. */
@@ -478,6 +575,38 @@ final class Wire {
 
     static void readFully(Link link, ByteBuffer buffer) throws IOException {
         link.readFully(buffer);
+    }
+
+    /** Sends a {@link #FAIL} report for the window {@code credential} of agent {@code agent} (UTF-8). */
+    static void writeFailureReport(Link link, byte[] agent, byte[] credential, String reporter, String cause)
+            throws IOException {
+        byte[] who = FailureReports.utf8Bounded(reporter, FailureReports.MAX_NAME_BYTES);
+        byte[] why = FailureReports.utf8Bounded(cause, FailureReports.MAX_CAUSE_BYTES);
+        ByteBuffer buffer = link.scratch(requestBytes(agent, credential, 0) + 4 + who.length + why.length);
+        buffer.putInt(MAGIC).put(FAIL).putShort((short) agent.length).putShort((short) credential.length).putInt(0)
+                .put(agent).put(credential).putShort((short) who.length).put(who).putShort((short) why.length).put(why);
+        writeFully(link, buffer.flip());
+    }
+
+    /**
+     * Reads the rest of a {@link #FAIL} report: {reporter, cause}, each made printable.
+     *
+     * @throws ProtocolException when a length exceeds its bound
+     */
+    static String[] readFailureReport(Link link) throws IOException {
+        String reporter = readBoundedText(link, FailureReports.MAX_NAME_BYTES);
+        String cause = readBoundedText(link, FailureReports.MAX_CAUSE_BYTES);
+        return new String[] {reporter, cause};
+    }
+
+    private static String readBoundedText(Link link, int maxBytes) throws IOException {
+        int length = readExactly(link, 2).getShort() & 0xFFFF;
+        if (length > maxBytes) {
+            throw new ProtocolException("failure report text of " + length + " bytes (at most " + maxBytes + ")");
+        }
+        byte[] text = new byte[length];
+        readExactly(link, length).get(text);
+        return FailureReports.printable(text, 0, length, maxBytes);
     }
 
     /** The next {@code length} bytes, in the link's scratch buffer (valid until its next use). */

@@ -58,6 +58,17 @@ final class NixlAgent implements TransportAgent {
         return core.localMetadata();
     }
 
+    /** Only {@code registered}'s memory sections, and the connection info: see {@link NixlAgentCore#localMetadata(List)}. */
+    @Override
+    public byte[] localMetadata(List<MemoryRegion> registered) {
+        return core.localMetadata(registered);
+    }
+
+    @Override
+    public boolean localMetadataEquals(byte[] known, List<MemoryRegion> registered) {
+        return java.util.Arrays.equals(known, core.localMetadata(registered));
+    }
+
     @Override
     public String loadRemoteAgent(byte[] metadata) {
         return core.loadRemote(metadata);
@@ -79,6 +90,11 @@ final class NixlAgent implements TransportAgent {
     public TransferHandle postTransferForWaitingCaller(TransferOp op, List<MemoryRegion> local, String remoteAgentName,
             List<MemoryRegion> remote, byte[] notification) {
         return core.post(op, local, remoteAgentName, remote, notification, true);
+    }
+
+    @Override
+    public void reportFailure(String remoteAgentName, byte[] notification, String cause) {
+        core.reportFailure(remoteAgentName, notification, cause);
     }
 
     @Override

@@ -51,6 +51,12 @@ final class NixlAgentCore implements ProgressLoop.Work {
      */
     static final long UNAWAITED_DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     static final long DRAIN_BYTES_PER_SECOND = 100_000_000L;
+    /**
+     * How long after sending a failure report the loop keeps progressing UCX at its busy pace. Over TCP the report
+     * goes out behind whatever of the released transfer UCX still had queued to that peer (a cancelled WRITE's
+     * bytes), and only as fast as this agent's worker is progressed: idle, the loop progresses it every 10 ms.
+     */
+    static final long REPORT_PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The fixed part of {@link #drainLimitNanos}; tests shorten it. */
     static volatile long drainBaseNanos = TimeUnit.SECONDS.toNanos(2);
 
@@ -65,6 +71,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final Map<String, LongAdder> transfersByBackend = new ConcurrentHashMap<>();
     private final NixlPeers peers = new NixlPeers(this);
     private final Set<NixlRegistration> registrations = ConcurrentHashMap.newKeySet();
+    /** The live registrations by region, for metadata that describes only an operation's regions. */
+    private final Map<MemoryRegion, NixlRegistration> registrationsByRegion = new ConcurrentHashMap<>();
+    /** Header, agent name and connection info of this agent's metadata (fixed once its backends exist). */
+    private volatile byte[] connectionPart;
     private final Set<NixlTransfer> inFlight = ConcurrentHashMap.newKeySet();
     /** How many of {@link #inFlight} their waiting threads poll (see {@link #pollOnWaitingThread}). */
     private final AtomicInteger polledByWaitingThreads = new AtomicInteger();
@@ -83,6 +93,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private volatile boolean closed;
     private volatile long transfersPosted;
     private volatile long notificationsReceived;
+    /** When the last failure report was sent (see {@link #REPORT_PROGRESS_NANOS}); 0: never. */
+    private volatile long lastReportNanos;
     private long lastDrainNanos; // progress thread only
 
     NixlAgentCore(String name, NixlSettings settings, Consumer<NixlAgentCore> onClose) {
@@ -235,6 +247,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
             }
             NixlRegistration registration = new NixlRegistration(this, region, dlist[0]);
             registrations.add(registration);
+            registrationsByRegion.put(region, registration);
             return registration;
         } finally {
             lifecycle.readLock().unlock();
@@ -245,6 +258,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     void deregister(NixlRegistration registration, long dlist) {
         lifecycle.readLock().lock();
         try {
+            registrationsByRegion.remove(registration.region(), registration);
             if (!registrations.remove(registration) || agent == 0) {
                 return;
             }
@@ -278,6 +292,56 @@ final class NixlAgentCore implements ProgressLoop.Work {
             }
         } finally {
             lifecycle.readLock().unlock();
+        }
+    }
+
+    /**
+     * This agent's metadata with only the memory sections of {@code registered} (regions registered through {@link
+     * #register}), and its connection info: what a peer needs for an operation within them, the same size however
+     * many other regions the agent holds (NIXL's full metadata carries every registration's key: 220 KB with 5,000
+     * registered). Assembled in Java from the connection part (read once) and each registration's sections (read once
+     * per registration, with {@code nixl_capi_get_local_partial_md}, whose output lacks connection info). Falls back
+     * to the full metadata for a region it does not hold a registration of.
+     */
+    byte[] localMetadata(List<MemoryRegion> registered) {
+        lifecycle.readLock().lock();
+        try {
+            ensureOpen();
+            List<NixlMetadataFormat.Section> sections = new ArrayList<>();
+            for (MemoryRegion region : registered) {
+                if (region.length() == 0) {
+                    continue; // never registered with NIXL: nothing to describe
+                }
+                NixlRegistration registration = registrationsByRegion.get(region);
+                if (registration == null) {
+                    return localMetadata();
+                }
+                List<NixlMetadataFormat.Section> known = registration.sections();
+                if (known == null) {
+                    known = NixlMetadataFormat.sections(partialMetadata(registration.dlist()));
+                    registration.sections(known);
+                }
+                sections.addAll(known);
+            }
+            byte[] connections = connectionPart;
+            if (connections == null) {
+                connectionPart = connections = NixlMetadataFormat.connectionPart(localMetadata());
+            }
+            return NixlMetadataFormat.assemble(connections, sections);
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+    }
+
+    /** NIXL's partial metadata of one registration's descriptor list (its sections; no connection info). */
+    private byte[] partialMetadata(long dlist) {
+        long[] data = new long[1];
+        long[] len = new long[1];
+        check(NixlCapi.nixl_capi_get_local_partial_md(agent, dlist, data, len, 0), "get partial local metadata");
+        try {
+            return new Pointer(data[0]).getByteArray(0, Math.toIntExact(len[0]));
+        } finally {
+            Native.free(data[0]);
         }
     }
 
@@ -399,6 +463,43 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (status != NixlCapi.SUCCESS) {
             throw new TransportException("NIXL agent " + name + " could not send the notification of " + description
                     + " (no data to move): " + NixlCapi.statusName(status));
+        }
+    }
+
+    /**
+     * Sends {@code remote} a {@link FailureNotification} for {@code notification} (see
+     * {@code TransportAgent#reportFailure}): one {@code genNotif}, which queues the message and returns. Best effort:
+     * a peer no longer loaded, a closed agent or NIXL's refusal drop it, logged at DEBUG; never throws.
+     */
+    void reportFailure(String remote, byte[] notification, String cause) {
+        byte[] report = FailureNotification.encode(notification, cause);
+        if (report == null) {
+            return;
+        }
+        lifecycle.readLock().lock();
+        try {
+            if (agent == 0) {
+                return;
+            }
+            int status;
+            synchronized (peers) { // the peer cannot be unloaded between the check and the send
+                if (!peers.isLoaded(remote)) {
+                    log.debug("NIXL agent {}: failure report to {} dropped: the peer is no longer loaded", name, remote);
+                    return;
+                }
+                status = NixlCapi.nixl_capi_gen_notif(agent, remote, report, report.length, 0);
+            }
+            if (status != NixlCapi.SUCCESS) {
+                log.debug("NIXL agent {}: failure report to {} not sent: {}", name, remote, NixlCapi.statusName(status));
+            } else {
+                long now = System.nanoTime();
+                lastReportNanos = now == 0 ? 1 : now;
+                progress.wake();
+            }
+        } catch (RuntimeException e) {
+            log.debug("NIXL agent {}: failure report to {} not sent", name, remote, e);
+        } finally {
+            lifecycle.readLock().unlock();
         }
     }
 
@@ -568,7 +669,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (agents == 0) {
             return 0;
         }
-        List<byte[]> received = new ArrayList<>();
+        // Notifications (byte[]), and the failure reports among them (FailureNotification.Received), in the
+        // order they came: a reader that failed and then read again is seen in that order.
+        List<Object> received = new ArrayList<>();
         long[] data = new long[1];
         long[] len = new long[1];
         for (long a = 0; a < agents; a++) {
@@ -580,13 +683,29 @@ final class NixlAgentCore implements ProgressLoop.Work {
             long count = size[0];
             for (long i = 0; i < count; i++) {
                 if (NixlCapi.nixl_capi_notif_map_get_notif(notifMap, from, i, data, len) == NixlCapi.SUCCESS) {
-                    received.add(len[0] == 0 ? new byte[0] : new Pointer(data[0]).getByteArray(0, (int) len[0]));
+                    byte[] bytes = len[0] == 0 ? new byte[0] : new Pointer(data[0]).getByteArray(0, (int) len[0]);
+                    if (FailureNotification.isReport(bytes)) {
+                        FailureNotification.Received report = FailureNotification.parse(bytes, from);
+                        if (report != null) {
+                            received.add(report);
+                        }
+                    } else {
+                        received.add(bytes);
+                    }
                 }
             }
         }
         NixlCapi.nixl_capi_notif_map_clear(notifMap);
         notificationsReceived += received.size();
-        received.forEach(dispatcher::deliver);
+        for (Object each : received) {
+            if (each instanceof byte[] notification) {
+                dispatcher.deliver(notification);
+            } else if (each instanceof FailureNotification.Received report
+                    && !dispatcher.peerFailed(report.key(), report.peer(), report.cause())) {
+                log.debug("NIXL agent {}: a failure report from {} names no operation waiting alone for it; dropped",
+                        name, report.peer());
+            }
+        }
         return received.size();
     }
 
@@ -640,7 +759,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     @Override
     public boolean busy() {
-        return transfersInFlight() || dispatcher.waitingCount() > 0;
+        long report = lastReportNanos;
+        return transfersInFlight() || dispatcher.waitingCount() > 0
+                || report != 0 && System.nanoTime() - report < REPORT_PROGRESS_NANOS;
     }
 
     @Override
@@ -729,6 +850,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 deregisterNative(registration.region(), registration.dlist());
             }
             registrations.clear();
+            registrationsByRegion.clear();
             peers.invalidateAll();
             destroyNative();
         } finally {

@@ -47,7 +47,10 @@ final class NixlCapi {
             "nixl_capi_release_xfer_req", "nixl_capi_destroy_xfer_req", "nixl_capi_create_notif_map",
             "nixl_capi_destroy_notif_map", "nixl_capi_get_notifs", "nixl_capi_notif_map_size",
             "nixl_capi_notif_map_get_agent_at", "nixl_capi_notif_map_get_notifs_size",
-            "nixl_capi_notif_map_get_notif", "nixl_capi_notif_map_clear", "nixl_capi_gen_notif");
+            "nixl_capi_notif_map_get_notif", "nixl_capi_notif_map_clear", "nixl_capi_gen_notif",
+            // In NIXL's C API since 1.0:
+            "nixl_capi_get_local_partial_md", "nixl_capi_agent_make_connection", "nixl_capi_prep_xfer_dlist",
+            "nixl_capi_release_xfer_dlist_handle", "nixl_capi_make_xfer_req");
 
     private NixlCapi() {
     }
@@ -226,6 +229,26 @@ final class NixlCapi {
     static native int nixl_capi_release_xfer_req(long agent, long request);
 
     static native int nixl_capi_destroy_xfer_req(long request);
+
+    // --- prepared descriptor lists: prepared once, then requests are index arrays into them ---
+    /**
+     * Prepares {@code descs} for requests: {@code agentName} empty for this agent's own (registered) memory, a loaded
+     * peer's name for its memory. The handle outlives {@code descs}; release it before the peer is unloaded.
+     */
+    static native int nixl_capi_prep_xfer_dlist(long agent, String agentName, long descs, long[] handle, long optArgs);
+
+    static native int nixl_capi_release_xfer_dlist_handle(long agent, long handle);
+
+    /** A request moving prepared entries {@code localIndices[i]} to or from {@code remoteIndices[i]}. */
+    static native int nixl_capi_make_xfer_req(long agent, int op, long localHandle, int[] localIndices,
+            long localCount, long remoteHandle, int[] remoteIndices, long remoteCount, long[] request, long optArgs);
+
+    // --- metadata of part of the agent, and connecting ahead of the first transfer ---
+    /** This agent's metadata for the registered regions in {@code regDlist} (malloc'd; free with Native.free). */
+    static native int nixl_capi_get_local_partial_md(long agent, long regDlist, long[] data, long[] len, long optArgs);
+
+    /** Wires up the backends' connections to a loaded peer now, rather than on the first transfer to it. */
+    static native int nixl_capi_agent_make_connection(long agent, String remoteAgent, long optArgs);
 
     // --- notifications ---
     static native int nixl_capi_create_notif_map(long[] map);

@@ -153,6 +153,133 @@ final class NixlMetadataFormat {
         return new Parsed(agent, List.copyOf(backends), List.copyOf(regions));
     }
 
+    /**
+     * One memory section of this agent's own metadata: its backend, memory type and descriptors, each descriptor the
+     * raw value NIXL wrote (address, length, device id, backend key), kept to be written out again.
+     */
+    record Section(String backend, int memoryType, List<byte[]> descriptors) {
+    }
+
+    /**
+     * The part of one of this agent's blobs before its memory sections: header, agent name and connection info
+     * (NIXL fixes these when the agent's backends are created). The bytes up to the {@code "MemSection"} marker.
+     */
+    static byte[] connectionPart(byte[] blob) {
+        Reader in = new Reader(blob);
+        readConnections(in);
+        return java.util.Arrays.copyOf(blob, blob.length - in.remaining());
+    }
+
+    /**
+     * The memory sections of one of this agent's own blobs, full or partial ({@code nixl_capi_get_local_partial_md},
+     * which gives no connection info).
+     */
+    static List<Section> sections(byte[] blob) {
+        Reader in = new Reader(blob);
+        readConnections(in);
+        in.text("", "MemSection", 1, 16);
+        long count = in.uint64Field("nixlSecElms", "nixlSecElms");
+        List<Section> sections = new ArrayList<>();
+        for (long s = 0; s < count; s++) {
+            String at = "MemSection[" + s + "]";
+            String backend = in.text("bknd", at + ".bknd", 1, MAX_BACKEND_NAME_BYTES);
+            in.text("nixlDList", at + ".nixlDList", 1, 16);
+            int memoryType = (int) in.uint32Field("t", at + ".t");
+            long n = in.uint64Field("n", at + ".n");
+            List<byte[]> descriptors = new ArrayList<>();
+            for (long d = 0; d < n; d++) {
+                ByteBuffer desc = in.bytes("", at + ".descs[" + d + "]", BASIC_DESC_BYTES, BASIC_DESC_BYTES + MAX_KEY_BYTES);
+                byte[] raw = new byte[desc.remaining()];
+                desc.get(raw);
+                descriptors.add(raw);
+            }
+            sections.add(new Section(backend, memoryType, List.copyOf(descriptors)));
+        }
+        return List.copyOf(sections);
+    }
+
+    /** Header, agent name and connections, read past; validated blobs only come from this agent's own NIXL. */
+    private static void readConnections(Reader in) {
+        in.expect(HEADER, "header", "does not start with \"nixlSerDes|\"");
+        in.text("Agent", "Agent", 1, MAX_NAME_BYTES);
+        long connections = in.uint64Field("Conns", "Conns");
+        if (connections < 0 || connections > MAX_BACKENDS) {
+            throw new InvalidAgentMetadataException("Conns", "counts " + Long.toUnsignedString(connections) + " backends");
+        }
+        for (int i = 0; i < connections; i++) {
+            in.text("t", "Conns[" + i + "].t", 1, MAX_BACKEND_NAME_BYTES);
+            in.bytes("c", "Conns[" + i + "].c", 1, MAX_CONNECTION_INFO_BYTES);
+        }
+    }
+
+    /**
+     * A blob as NIXL's {@code getLocalMD} writes it, from {@code connectionPart} and the given sections only: sections
+     * of one backend and memory type merged into one, their descriptors in NIXL's order (device, address, length)
+     * and each once. What a peer needs to reach the regions of these sections, whatever else the agent registered.
+     */
+    static byte[] assemble(byte[] connectionPart, List<Section> sections) {
+        java.util.Map<String, List<byte[]>> merged = new java.util.LinkedHashMap<>();
+        java.util.Map<String, Section> first = new java.util.HashMap<>();
+        for (Section section : sections) {
+            String key = section.backend() + "/" + section.memoryType();
+            first.putIfAbsent(key, section);
+            merged.computeIfAbsent(key, k -> new ArrayList<>()).addAll(section.descriptors());
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(connectionPart.length + 256);
+        out.writeBytes(connectionPart);
+        field(out, "", "MemSection".getBytes(StandardCharsets.US_ASCII));
+        field(out, "nixlSecElms", littleEndian(merged.size(), Long.BYTES));
+        for (java.util.Map.Entry<String, List<byte[]>> entry : merged.entrySet()) {
+            Section section = first.get(entry.getKey());
+            List<byte[]> descriptors = new ArrayList<>(entry.getValue());
+            descriptors.sort(NixlMetadataFormat::compareDescriptors);
+            List<byte[]> distinct = new ArrayList<>(descriptors.size());
+            for (byte[] descriptor : descriptors) {
+                if (distinct.isEmpty() || !java.util.Arrays.equals(distinct.get(distinct.size() - 1), descriptor)) {
+                    distinct.add(descriptor);
+                }
+            }
+            field(out, "bknd", section.backend().getBytes(StandardCharsets.UTF_8));
+            field(out, "nixlDList", "nixlSDList".getBytes(StandardCharsets.US_ASCII));
+            field(out, "t", littleEndian(section.memoryType(), Integer.BYTES));
+            field(out, "n", littleEndian(distinct.size(), Long.BYTES));
+            for (byte[] descriptor : distinct) {
+                field(out, "", descriptor);
+            }
+        }
+        return out.toByteArray();
+    }
+
+    /** NIXL's nixlBasicDesc order: device id, then address, then length (unsigned). */
+    private static int compareDescriptors(byte[] a, byte[] b) {
+        ByteBuffer x = ByteBuffer.wrap(a).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer y = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
+        int byDevice = Long.compareUnsigned(x.getLong(16), y.getLong(16));
+        if (byDevice != 0) {
+            return byDevice;
+        }
+        int byAddress = Long.compareUnsigned(x.getLong(0), y.getLong(0));
+        return byAddress != 0 ? byAddress : Long.compareUnsigned(x.getLong(8), y.getLong(8));
+    }
+
+    /** One nixlSerDes field: tag, uint64 little-endian length, value, '|'. */
+    private static void field(java.io.ByteArrayOutputStream out, String tag, byte[] value) {
+        out.writeBytes(tag.getBytes(StandardCharsets.US_ASCII));
+        out.writeBytes(littleEndian(value.length, Long.BYTES));
+        out.writeBytes(value);
+        out.write('|');
+    }
+
+    private static byte[] littleEndian(long value, int bytes) {
+        ByteBuffer buffer = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        if (bytes == Integer.BYTES) {
+            buffer.putInt((int) value);
+        } else {
+            buffer.putLong(value);
+        }
+        return buffer.array();
+    }
+
     /** Backend plugin names are short identifiers (UCX, GDS, POSIX, ...). */
     private static String backendName(String name, String field) {
         for (int i = 0; i < name.length(); i++) {

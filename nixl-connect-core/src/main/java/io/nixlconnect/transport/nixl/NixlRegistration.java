@@ -16,6 +16,8 @@ final class NixlRegistration implements MemoryRegistration {
     private final MemoryRegion region;
     private final long dlist;
     private final AtomicBoolean released = new AtomicBoolean();
+    /** This region's memory sections of the agent's metadata (its keys), fetched once when first published. */
+    private volatile java.util.List<NixlMetadataFormat.Section> sections;
 
     NixlRegistration(NixlAgentCore agent, MemoryRegion region, long dlist) {
         this.agent = agent;
@@ -30,6 +32,14 @@ final class NixlRegistration implements MemoryRegistration {
 
     long dlist() {
         return dlist;
+    }
+
+    java.util.List<NixlMetadataFormat.Section> sections() {
+        return sections;
+    }
+
+    void sections(java.util.List<NixlMetadataFormat.Section> fetched) {
+        sections = fetched;
     }
 
     /** Marks it released by the agent's close, which deregisters it itself. */

@@ -1,6 +1,7 @@
 package io.nixlconnect.transport.nixl;
 
 import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.TransportException;
 
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -17,7 +18,7 @@ import java.util.concurrent.CompletableFuture;
  * ({@link NixlAgentCore#drain}). In the last case a peer that stalled on purpose could still reach the
  * memory, so the memory is not freed but kept until the agent is destroyed ({@link #keepUntilAgentCloses}).
  */
-final class NixlWindow implements PassiveWindow {
+final class NixlWindow implements PassiveWindow, NotificationDispatcher.FailureListener {
 
     private final NixlAgentCore core;
     private final NotificationDispatcher.Waiter waiter;
@@ -39,6 +40,18 @@ final class NixlWindow implements PassiveWindow {
                 notified.completeExceptionally(error);
             }
         });
+        waiter.onPeerFailure = this;
+    }
+
+    /**
+     * The peer reported that its transfer ended without notifying ({@link FailureNotification}): the window ends
+     * failed now. The waiter keeps waiting: the report is the peer's word, not proof that nothing of its transfer is
+     * still in flight, so closing the window drains it as any early close does ({@link NixlAgentCore#drain}).
+     */
+    @Override
+    public void peerFailed(String peer, String cause) {
+        notified.completeExceptionally(new TransportException("the peer '" + peer + "' reported that its transfer "
+                + "ended without notifying: " + cause));
     }
 
     @Override

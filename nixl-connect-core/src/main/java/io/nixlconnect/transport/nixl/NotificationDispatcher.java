@@ -35,12 +35,19 @@ final class NotificationDispatcher {
         this.maxBufferedBytes = maxBufferedBytes;
     }
 
+    /** Told when a peer reports that its transfer for the waited-for notification failed ({@link FailureNotification}). */
+    interface FailureListener {
+        void peerFailed(String peer, String cause);
+    }
+
     /** A registered wait for {@code expected} copies of one notification. */
     static final class Waiter {
         private final Key key;
         private final int expected;
         private int received; // guarded by the dispatcher
         final CompletableFuture<Void> future = new CompletableFuture<>();
+        /** Told of a peer's failure report; the future stays pending (the window decides what it means). */
+        volatile FailureListener onPeerFailure;
 
         private Waiter(Key key, int expected) {
             this.key = key;
@@ -113,6 +120,31 @@ final class NotificationDispatcher {
         if (waiter != null) {
             waiter.future.complete(null);
         }
+    }
+
+    /**
+     * A peer reported that its transfer for {@code key} ended without notifying: the one waiter for it is told, with
+     * the peer's name and cause (its own key, should the cause quote it, replaced), unless it waits for several peers
+     * (a fan-out readable: another reader may still come). Nothing is buffered: a report for no waiter is dropped.
+     *
+     * @return whether a waiter was told
+     */
+    boolean peerFailed(byte[] key, String peer, String cause) {
+        Waiter told = null;
+        synchronized (this) {
+            ArrayDeque<Waiter> queue = waiting.get(new Key(key));
+            Waiter first = queue == null ? null : queue.peek();
+            if (first != null && first.expected == 1) {
+                told = first;
+            }
+        }
+        FailureListener listener = told == null ? null : told.onPeerFailure;
+        if (listener == null) {
+            return false;
+        }
+        String keyText = new String(key, java.nio.charset.StandardCharsets.UTF_8);
+        listener.peerFailed(peer, keyText.isEmpty() ? cause : cause.replace(keyText, "<notification key>"));
+        return true;
     }
 
     /** Fails every waiter (agent closing) and forgets buffered notifications. */

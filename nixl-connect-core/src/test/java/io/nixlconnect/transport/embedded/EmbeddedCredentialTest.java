@@ -145,6 +145,7 @@ class EmbeddedCredentialTest {
                     // The same-host copy's grant pins and exposes memory like a READ: same credential, same ranges.
                     RawPeer.request(Wire.READ_GRANT, "victim", wrong, live, 16),
                     RawPeer.request(Wire.READ_GRANT, "victim", served.credential, dead, 16),
+                    RawPeer.request(Wire.READ_GRANT_UNBOUND, "victim", wrong, live, 16),
                     // One-round-trip requests are judged exactly as a READ or WRITE; a WRITE_INLINE's bytes follow.
                     RawPeer.request(Wire.READ_INLINE, "victim", wrong, live, 16),
                     RawPeer.request(Wire.READ_INLINE, "victim", served.credential, dead, 16),
@@ -162,7 +163,7 @@ class EmbeddedCredentialTest {
             }
             assertThat(answers).hasSize(1);
             // A refused inline request leaves the connection in step, whatever the reason: the next request is read.
-            for (byte[] probe : probes.subList(8, probes.size())) {
+            for (byte[] probe : probes.subList(9, probes.size())) {
                 try (RawPeer peer = new RawPeer(served.port())) {
                     assertThat(peer.send(probe).answer().kind()).isEqualTo("ERROR");
                     assertThat(peer.send(RawPeer.request(Wire.NOTIFY, "victim", wrong)).answer().kind()).isEqualTo("ERROR");
@@ -187,7 +188,8 @@ class EmbeddedCredentialTest {
     void aNegativeLengthIsRefusedAlikeWhateverTheKey() throws Exception {
         try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.READ, random(4096))) {
             byte[] wrong = ServedMemory.newCredential();
-            for (byte type : new byte[] {Wire.READ, Wire.READ_GRANT, Wire.READ_INLINE, Wire.WRITE_INLINE}) {
+            for (byte type : new byte[] {Wire.READ, Wire.READ_GRANT, Wire.READ_GRANT_UNBOUND, Wire.READ_INLINE,
+                Wire.WRITE_INLINE}) {
                 List<String> outcomes = new java.util.ArrayList<>();
                 for (byte[] key : List.of(served.credential, wrong)) {
                     try (RawPeer peer = new RawPeer(served.port())) {

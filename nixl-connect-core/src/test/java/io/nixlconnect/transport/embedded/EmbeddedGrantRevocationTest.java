@@ -32,10 +32,11 @@ class EmbeddedGrantRevocationTest {
             SerializedDescriptor region = readable.metadata().descriptors().get(0);
             try (RawPeer reader = new RawPeer(metadata.port())) {
                 reader.send(RawPeer.request(Wire.READ_GRANT, metadata.agent(),
-                        RawPeer.utf8(readable.metadata().notificationKey()), region.ptr(), region.size()));
+                        RawPeer.utf8(readable.metadata().notificationKey()), region.ptr(), region.size()))
+                        .send(GrantProof.challenge());
                 int status = reader.readBytes(1)[0];
                 assumeThat(status).as("same-host copy is available here").isEqualTo(Wire.OK);
-                reader.readBytes(8); // the granting pid; the reader now "copies" and never reports
+                reader.readBytes(16); // the granting pid and its proof; the reader now "copies" and never reports
                 CompletableFuture<Void> closing = CompletableFuture.runAsync(readable::close);
                 closing.get(10, TimeUnit.SECONDS); // returns without an exception, long before 30 s
                 RawPeer.Answer told = reader.answer(5000);

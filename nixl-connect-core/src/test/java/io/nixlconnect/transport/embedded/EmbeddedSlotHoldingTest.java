@@ -81,6 +81,48 @@ class EmbeddedSlotHoldingTest {
         }
     }
 
+    /**
+     * The floor rate: with the default read timeout (30 s) and idle timeout (60 s), a key holder's one range trickled
+     * at a byte a second, and a stranger's begun head trickled at two bytes a second, are each dropped before they
+     * are complete (16 s and 23 s of sending). Before, each held its connection for the whole read or idle timeout.
+     */
+    @Test
+    void aBegunHeadAndARequestsRangesSentSlowerThanTheFloorRateAreDropped() throws Exception {
+        try (ServedMemory served = new ServedMemory(ServedMemory.loopback(), "victim", TransferOp.READ, new byte[64]);
+             RawPeer ranges = new RawPeer(served.port());
+             RawPeer head = new RawPeer(served.port())) {
+            ranges.send(RawPeer.head(Wire.READ, 6, served.credential.length, 1)).send(RawPeer.utf8("victim"))
+                    .send(served.credential);
+            byte[] range = java.nio.ByteBuffer.allocate(16).putLong(served.address).putLong(64).array();
+            byte[] stranger = RawPeer.request(Wire.READ, "victim", ServedMemory.newCredential(), served.address, 64);
+            head.send(java.util.Arrays.copyOf(stranger, 4)); // the magic: from here the head is begun
+            boolean rangesClosed = false;
+            boolean headClosed = false;
+            for (int i = 0; i < 2 * range.length && !(rangesClosed && headClosed); i++) {
+                if (!rangesClosed && i % 2 == 0) {
+                    rangesClosed = trickle(ranges, range[i / 2]);
+                }
+                if (!headClosed && 4 + i < Wire.HEAD + 6 + 32) {
+                    headClosed = trickle(head, stranger[4 + i]);
+                }
+                rangesClosed |= ranges.closedWithin(250);
+                headClosed |= head.closedWithin(250);
+            }
+            assertThat(rangesClosed).as("a key holder's range, a byte a second").isTrue();
+            assertThat(headClosed).as("a begun head, two bytes a second").isTrue();
+            assertThat(served.window.notified()).isNotDone();
+        }
+    }
+
+    private static boolean trickle(RawPeer peer, byte value) {
+        try {
+            peer.send(new byte[] {value});
+            return false;
+        } catch (java.io.IOException closed) {
+            return true;
+        }
+    }
+
     @Test
     void aRequestOfMoreRangesThanTheSettingAllowsIsRefusedNamingIt() throws Exception {
         EmbeddedSettings settings = ServedMemory.loopback().withMaxRangesPerRequest(4);

@@ -50,11 +50,75 @@ class EmbeddedWireFuzzTest {
 
     @Test
     void mutatedRequestsNeitherHarmTheServerNorTouchMemoryOutsideWhatTheyMayReach() throws Exception {
-        int iterations = Integer.getInteger("nixl.fuzz.iterations", DEFAULT_ITERATIONS);
-        long seconds = Long.getLong("nixl.fuzz.seconds", DEFAULT_SECONDS);
+        campaign(ServedMemory.loopback().withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(2)),
+                Integer.getInteger("nixl.fuzz.iterations", DEFAULT_ITERATIONS),
+                Long.getLong("nixl.fuzz.seconds", DEFAULT_SECONDS), () -> { });
+    }
+
+    /**
+     * The same campaign while another process holds more connections than the server's limits allow, each with a
+     * refused request's ranges trickling in (issue 23 item 1): the mutated requests are still answered or dropped
+     * promptly, and a real peer reads a window every 500 of them.
+     */
+    @Test
+    void mutatedRequestsWhileAnotherProcessTricklesConnectionsPastTheLimits() throws Exception {
+        int iterations = Integer.getInteger("nixl.fuzz.iterations", DEFAULT_ITERATIONS) / 4;
+        long seconds = Long.getLong("nixl.fuzz.seconds", DEFAULT_SECONDS) / 2;
+        EmbeddedSettings settings = ServedMemory.loopback().withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(2))
+                .withServerConnectionLimits(48, 32);
+        Process[] attacker = new Process[1];
+        try {
+            campaign(settings, iterations, seconds, new java.util.function.Consumer<ServedMemory>() {
+                private int calls;
+
+                @Override
+                public void accept(ServedMemory served) {
+                    try {
+                        if (calls++ == 0) {
+                            attacker[0] = EmbeddedSlotHoldingTest.startAttacker(served.port(), 96, 1, (int) seconds + 30,
+                                    200);
+                            EmbeddedSlotHoldingTest.awaitLine(attacker[0], "READY");
+                        } else if (calls % 500 == 0) {
+                            byte[] credential = ServedMemory.newCredential();
+                            int length = WINDOW + 2 * GUARD;
+                            PassiveWindow window = served.agent.openWindow(TransferOp.READ,
+                                    List.of(new MemoryRegion(served.address, length, MemoryType.DRAM, 0)), credential);
+                            try (EmbeddedTransport client = EmbeddedTransport.open(ServedMemory.loopback())) {
+                                assertThat(EmbeddedHostileLoadTest.read(client, served, credential, length))
+                                        .as("a real peer's read, iteration %d", calls).isEqualTo(served.content());
+                            }
+                            window.notified().get(10, TimeUnit.SECONDS);
+                        }
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
+                }
+            }, () -> {
+                if (attacker[0] != null) {
+                    attacker[0].destroy();
+                }
+            });
+        } finally {
+            if (attacker[0] != null) {
+                attacker[0].destroyForcibly();
+                attacker[0].waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static void campaign(EmbeddedSettings settings, int iterations, long seconds, Runnable beforeEach)
+            throws Exception {
+        campaign(settings, iterations, seconds, served -> beforeEach.run(), () -> { });
+    }
+
+    /**
+     * Runs the campaign against a server with {@code settings}; {@code beforeEach} runs before the first iteration and
+     * every one after it, {@code beforeChecks} once the iterations are done.
+     */
+    private static void campaign(EmbeddedSettings settings, int iterations, long seconds,
+            java.util.function.Consumer<ServedMemory> beforeEach, Runnable beforeChecks) throws Exception {
         long seed = Long.getLong("nixl.fuzz.seed", System.nanoTime());
         SplittableRandom random = new SplittableRandom(seed);
-        EmbeddedSettings settings = ServedMemory.loopback().withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(2));
         byte[] readableContent = EmbeddedCredentialTest.random(WINDOW + 2 * GUARD);
         try (ServedMemory served = new ServedMemory(settings, "fuzzed", TransferOp.READ, readableContent)) {
             // The published windows are the middle of each buffer; the guards around them must never change.
@@ -85,12 +149,14 @@ class EmbeddedWireFuzzTest {
                     windows.clear();
                     reopen.run();
                 }
+                beforeEach.accept(served);
                 byte[] message = mutate(seed(random, credentials, readable, writable), random);
                 if (exchange(served.port(), message, seed, done)) {
                     answered++;
                 }
             }
             windows.forEach(PassiveWindow::close);
+            beforeChecks.run();
             System.out.printf("embedded wire fuzz: seed %d, %d iterations, %d answered%n", seed, done, answered);
             assertThat(done).isGreaterThan(Math.min(iterations, 500));
             assertThat(served.content()).as("read-only window and its guards (seed %d)", seed).isEqualTo(readableContent);
@@ -111,6 +177,87 @@ class EmbeddedWireFuzzTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> served.transport.server().connectionCount() == 0);
             assertThat(served.transport.server().connectionCount()).isZero();
             Reference.reachabilityFence(writableBuffer); // its native memory must outlive the server's use of it
+        }
+    }
+
+    /**
+     * Shared-secret handshakes against a server that requires the secret (issue 23 item 3): each connection's proof is
+     * the honest one, or one a relay would pass on (made for another listening endpoint), a replay (made for an
+     * earlier server nonce), one of the older unbound handshake, the server's own proof reflected, a mutation of the
+     * honest one, or random bytes — then a request. Only honest proofs are accepted and served; every other connection
+     * gets an ERROR and is closed, and no request on it is answered.
+     */
+    @Test
+    void handshakesRelayedReplayedOrMutatedNeverAuthenticate() throws Exception {
+        int iterations = Integer.getInteger("nixl.fuzz.iterations", DEFAULT_ITERATIONS) / 10;
+        long seconds = Long.getLong("nixl.fuzz.seconds", DEFAULT_SECONDS) / 2;
+        long seed = Long.getLong("nixl.fuzz.seed", System.nanoTime());
+        SplittableRandom random = new SplittableRandom(seed);
+        String secret = "the cluster's shared secret, fuzzed";
+        PeerAuthentication prover = new PeerAuthentication(null, secret);
+        EmbeddedSettings settings = ServedMemory.loopback().withSharedSecret(secret)
+                .withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(2));
+        try (ServedMemory served = new ServedMemory(settings, "fuzzed", TransferOp.READ, new byte[64])) {
+            byte[] honestBinding = PeerAuthentication.binding(served.transport.endpoint(), new byte[0]);
+            byte[] relayedBinding = PeerAuthentication.binding("127.0.0.1:" + (served.port() == 65535 ? 1
+                    : served.port() + 1), new byte[0]);
+            byte[] earlierServerNonce = new byte[PeerAuthentication.NONCE];
+            int[] accepted = new int[8];
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+            int done = 0;
+            for (; done < iterations && System.nanoTime() < deadline; done++) {
+                int kind = random.nextInt(7);
+                try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), served.port())) {
+                    socket.setSoTimeout(10_000);
+                    java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+                    java.io.OutputStream out = socket.getOutputStream();
+                    byte[] clientNonce = bytes(random, PeerAuthentication.NONCE);
+                    int magic = kind == 3 ? PeerAuthentication.UNBOUND_HELLO_MAGIC : PeerAuthentication.HELLO_MAGIC;
+                    out.write(ByteBuffer.allocate(4 + PeerAuthentication.NONCE).putInt(magic).put(clientNonce).array());
+                    int status = in.read();
+                    if (kind == 3) {
+                        assertThat(status).as("seed %d, iteration %d: the unbound hello", seed, done).isEqualTo(Wire.ERROR);
+                        continue;
+                    }
+                    assertThat(status).isEqualTo(Wire.OK);
+                    byte[] serverNonce = in.readNBytes(PeerAuthentication.NONCE);
+                    byte[] serverProof = in.readNBytes(PeerAuthentication.PROOF);
+                    byte[] honest = prover.proof(PeerAuthentication.CLIENT_ROLE, serverNonce, clientNonce, honestBinding);
+                    byte[] proof = switch (kind) {
+                        case 0 -> honest;
+                        case 1 -> prover.proof(PeerAuthentication.CLIENT_ROLE, serverNonce, clientNonce, relayedBinding);
+                        case 2 -> prover.proof(PeerAuthentication.CLIENT_ROLE, earlierServerNonce, clientNonce,
+                                honestBinding);
+                        case 4 -> serverProof;
+                        case 5 -> mutate(honest, random);
+                        default -> bytes(random, PeerAuthentication.PROOF);
+                    };
+                    System.arraycopy(serverNonce, 0, earlierServerNonce, 0, serverNonce.length);
+                    proof = Arrays.copyOf(proof, PeerAuthentication.PROOF); // a mutation padded or cut to length
+                    boolean isHonest = Arrays.equals(proof, honest);
+                    out.write(proof);
+                    out.write(RawPeer.request(Wire.NOTIFY, "fuzzed", ServedMemory.newCredential()));
+                    out.flush();
+                    int verdict = in.read();
+                    if (isHonest) {
+                        assertThat(verdict).as("seed %d, iteration %d: the honest proof", seed, done).isEqualTo(Wire.OK);
+                        assertThat(in.read()).as("the request on it is answered").isEqualTo(Wire.ERROR);
+                        accepted[kind]++;
+                    } else {
+                        assertThat(verdict).as("seed %d, iteration %d: proof kind %d", seed, done, kind)
+                                .isEqualTo(Wire.ERROR);
+                        in.readNBytes(in.readUnsignedShort());
+                        assertThat(in.read()).as("seed %d, iteration %d: closed, nothing answered", seed, done)
+                                .isEqualTo(-1);
+                    }
+                } catch (java.net.SocketException reset) {
+                    // a reset is an end too; only an accepted forgery fails the campaign
+                }
+            }
+            System.out.printf("embedded handshake fuzz: seed %d, %d handshakes, %d honest accepted%n", seed, done,
+                    accepted[0] + accepted[5]);
+            assertThat(accepted[0]).as("honest handshakes accepted (seed %d)", seed).isPositive();
+            assertThat(done).isGreaterThan(Math.min(iterations, 200));
         }
     }
 

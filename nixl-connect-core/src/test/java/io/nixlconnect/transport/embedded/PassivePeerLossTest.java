@@ -78,7 +78,8 @@ class PassivePeerLossTest {
         long[] lengths = {SIZE};
         byte[] credential = metadata.notificationKey().getBytes(StandardCharsets.UTF_8);
         try (Link link = Link.plain(SocketChannel.open(new InetSocketAddress(peer.host(), peer.port())))) {
-            Wire.writeFully(link, Wire.encodeRequest(Wire.READ_GRANT, peer.agent(), credential, addresses, lengths));
+            Wire.writeGrantRequest(link, peer.agent().getBytes(StandardCharsets.UTF_8), credential, addresses, lengths,
+                    GrantProof.challenge());
             StringBuilder refused = new StringBuilder();
             Wire.Grant grant = Wire.readGrant(link, refused);
             assertThat(grant).as("granted (refused: %s)", refused).isNotNull();

@@ -134,6 +134,7 @@ class NixlCapiSignatureTest {
             case "nixl_capi_mem_type_t", "nixl_capi_xfer_op_t", "int" -> List.of(int.class);
             case "size_t", "uintptr_t", "uint64_t" -> List.of(long.class);
             case "const char*" -> List.of(String.class);
+            case "const int*" -> List.of(int[].class, Pointer.class);
             case "const void*", "const nixl_capi_agent_config_t*" -> List.of(byte[].class, Pointer.class);
             case "void**", "char**", "const char**", "const void**", "size_t*" -> List.of(long[].class);
             default -> {

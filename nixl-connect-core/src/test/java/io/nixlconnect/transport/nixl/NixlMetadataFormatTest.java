@@ -140,4 +140,39 @@ class NixlMetadataFormatTest {
         assertThat(refusedField(new byte[] {1, 2, 3})).isEqualTo("header");
         assertThat(refusedField("nixlSerDes|".getBytes(StandardCharsets.US_ASCII))).isEqualTo("Agent");
     }
+
+    /** Re-assembled from its connection part and all its sections, a real blob comes out byte for byte. */
+    @Test
+    void aBlobReassembledFromItsPartsIsTheSameBlob() throws Exception {
+        byte[] blob = real();
+        byte[] connections = NixlMetadataFormat.connectionPart(blob);
+        java.util.List<NixlMetadataFormat.Section> sections = NixlMetadataFormat.sections(blob);
+        assertThat(NixlMetadataFormat.assemble(connections, sections)).isEqualTo(blob);
+    }
+
+    /**
+     * One descriptor's sections only: a valid blob (same agent, same connection) describing that region alone, the
+     * same whichever order and however often the parts come.
+     */
+    @Test
+    void aBlobOfSomeRegionsDescribesThoseOnlyAndValidates() throws Exception {
+        byte[] blob = real();
+        NixlMetadataFormat.Parsed full = NixlMetadataFormat.validate(blob);
+        assertThat(full.regions()).hasSize(2);
+        NixlMetadataFormat.Section section = NixlMetadataFormat.sections(blob).get(0);
+        NixlMetadataFormat.Section second = new NixlMetadataFormat.Section(section.backend(), section.memoryType(),
+                java.util.List.of(section.descriptors().get(1)));
+        NixlMetadataFormat.Section first = new NixlMetadataFormat.Section(section.backend(), section.memoryType(),
+                java.util.List.of(section.descriptors().get(0)));
+        byte[] connections = NixlMetadataFormat.connectionPart(blob);
+
+        NixlMetadataFormat.Parsed one = NixlMetadataFormat.validate(
+                NixlMetadataFormat.assemble(connections, java.util.List.of(second)));
+        assertThat(one.agent()).isEqualTo(full.agent());
+        assertThat(one.backends()).isEqualTo(full.backends());
+        assertThat(one.regions()).containsExactly(full.regions().get(1));
+
+        // Two registrations' sections given out of order and one twice: NIXL's order, each once (the whole blob).
+        assertThat(NixlMetadataFormat.assemble(connections, java.util.List.of(second, first, second))).isEqualTo(blob);
+    }
 }

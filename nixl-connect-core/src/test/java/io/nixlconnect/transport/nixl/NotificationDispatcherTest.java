@@ -3,6 +3,8 @@ package io.nixlconnect.transport.nixl;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -120,5 +122,27 @@ class NotificationDispatcherTest {
         assertThat(a.future).isCompletedExceptionally();
         assertThat(b.future).isCompletedExceptionally();
         assertThat(dispatcher.waitingCount()).isZero();
+    }
+
+    @Test
+    void aFailureReportTellsTheLoneWaiterAndLeavesItWaitingButNotAFanOutOneNorALaterOne() {
+        NotificationDispatcher dispatcher = new NotificationDispatcher(16, 1024);
+        NotificationDispatcher.Waiter alone = dispatcher.await(bytes("0123456789abcdef"));
+        NotificationDispatcher.Waiter fanOut = dispatcher.await(bytes("fedcba9876543210"), 2);
+        List<String> told = new ArrayList<>();
+        alone.onPeerFailure = (peer, cause) -> told.add(peer + ": " + cause);
+        fanOut.onPeerFailure = (peer, cause) -> told.add("fan-out " + peer);
+
+        assertThat(dispatcher.peerFailed(bytes("0123456789abcdef"), "reader-1", "quoting 0123456789abcdef")).isTrue();
+        assertThat(dispatcher.peerFailed(bytes("fedcba9876543210"), "reader-2", "cancelled")).isFalse();
+        assertThat(dispatcher.peerFailed(bytes("no-such-key-here"), "reader-3", "cancelled")).isFalse();
+
+        assertThat(told).containsExactly("reader-1: quoting <notification key>");
+        assertThat(alone.future).as("the window decides; the drain still waits for the notification").isNotDone();
+        assertThat(dispatcher.bufferedCount()).as("reports are never buffered").isZero();
+        NotificationDispatcher.Waiter later = dispatcher.await(bytes("no-such-key-here"));
+        assertThat(later.future).isNotDone();
+        dispatcher.deliver(bytes("0123456789abcdef"));
+        assertThat(alone.future).isCompleted();
     }
 }
