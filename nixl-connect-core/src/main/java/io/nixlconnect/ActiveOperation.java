@@ -62,7 +62,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             }
         }
         DeviceKind remoteKind = remoteDescriptors.get(0).toDevice().kind();
-        for (int i = 1; i < remoteDescriptors.size(); i++) { // by index: no iterator per operation
+        for (int i = 1; i < remoteDescriptors.size(); i++) {
             if (remoteDescriptors.get(i).toDevice().kind() != remoteKind) {
                 throw new IllegalArgumentException("All remote descriptors must have the same memory kind");
             }
@@ -81,9 +81,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         byte[] agentMetadata;
         try {
             // Under this connector's limit, and before anything is registered.
-            // Read-only (shared with the codec's recent envelopes): the agent only reads it, or keeps it unchanged.
-            agentMetadata = NixlMetadataCodec.decodeShared(remoteMetadata.nixlMetadata(),
-                    connector.options().maxMetadataSize());
+            agentMetadata = connection().peerMetadata(remoteMetadata.nixlMetadata());
         } catch (InvalidMetadataException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
@@ -134,11 +132,11 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             finish(OperationStatus.ERRORED, e);
             throw e;
         }
-        connector.deadlines().arm(hooks, connector.options().operationTimeout());
+        connector.deadlines().arm(deadline, connector.options().operationTimeout());
         if (status().isTerminal()) {
-            connector.deadlines().disarm(hooks); // ended before the deadline was armed
+            connector.deadlines().disarm(deadline); // ended before the deadline was armed
         }
-        handle.onEnd(hooks);
+        handle.onEnd(endListener);
     }
 
     /** Ends the operation with {@code e} (CANCELLED when the connector closed) and returns {@code e} to throw. */
@@ -237,7 +235,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
 
     @Override
     final void releaseTransport() {
-        connector.deadlines().disarm(hooks);
+        connector.deadlines().disarm(deadline);
         String peer = remoteAgent;
         if (status() == OperationStatus.COMPLETE && peer != null) {
             connection().spentWindows().record(peer, notificationKey());

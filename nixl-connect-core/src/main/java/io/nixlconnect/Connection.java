@@ -29,6 +29,7 @@ final class Connection {
     private byte[] publishedRaw;
     private String publishedEncoded;
     private final SpentWindows spentWindows = new SpentWindows();
+    private final PeerMetadataCache peerMetadata;
 
     /**
      * @throws IllegalArgumentException if {@code number <= 0}
@@ -43,6 +44,7 @@ final class Connection {
         this.connector = connector;
         this.number = number;
         this.name = connector.name() + "-" + number;
+        this.peerMetadata = new PeerMetadataCache(connector.options().maxMetadataSize());
     }
 
     /** The agent's name, {@code <workerId>-<number>}: what peers know it by. */
@@ -106,6 +108,16 @@ final class Connection {
     /** The peers' windows this connection's transfers have completed with (spent metadata is refused). */
     SpentWindows spentWindows() {
         return spentWindows;
+    }
+
+    /**
+     * A peer's agent metadata out of its envelope, under the connector's {@code maxMetadataSize}; read-only (shared
+     * with this connection's other operations on that peer).
+     *
+     * @throws InvalidMetadataException if it does not decode or is too large
+     */
+    byte[] peerMetadata(String encoded) {
+        return peerMetadata.decode(encoded);
     }
 
     /** This agent's metadata for a peer whose transfers stay within {@code registered}: see {@link TransportAgent#localMetadata(List)}. */

@@ -58,9 +58,9 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         setStatus(OperationStatus.INITIALIZED);
         Duration passiveTimeout = connector.options().passiveTimeout();
         if (passiveTimeout != null) {
-            connector.deadlines().arm(hooks, passiveTimeout);
+            connector.deadlines().arm(deadline, passiveTimeout);
         }
-        window.onNotified(hooks);
+        window.onNotified(endListener);
     }
 
     @Override
@@ -167,7 +167,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     @Override
     final void releaseTransport() {
-        connector.deadlines().disarm(hooks);
+        connector.deadlines().disarm(deadline);
         // The window may be null when opening it failed in the constructor.
         if (window != null) {
             window.close();
