@@ -38,6 +38,7 @@ class NixlStaleReadTest {
     private static final String LIBRARY_DIR = System.getenv("NIXL_LIBRARY_DIR");
     private static final int SIZE = 1 << 20;
     private static final int FRESH_READS = 5;
+    private static final int BIG = 64 << 20;
 
     /**
      * The same consumer reads spent metadata: refused before a byte moves, so the producer's freed memory is not
@@ -85,9 +86,12 @@ class NixlStaleReadTest {
             producer.next("READY");
             consumer.next("READY");
 
-            String spent = publish(producer, 1);
+            // 64 MiB: glibc maps it on its own and unmaps it when freed, so the stale read finds no memory there (a
+            // smaller window's freed memory may still be mapped, and cross-memory attach would read what is there).
+            producer.send("publish-big 1");
+            String spent = producer.next("META ").substring(5);
             consumer.send("read consumer " + spent);
-            assertThat(consumer.next("RESULT ")).isEqualTo("RESULT OK " + PeerProcess.crcOfData(1, SIZE));
+            assertThat(consumer.next("RESULT ")).isEqualTo("RESULT OK " + PeerProcess.crcOfData(1, BIG));
             assertThat(producer.next("DONE ")).isEqualTo("DONE COMPLETE");
             consumer.send("read other " + publish(producer, 2)); // the other worker knows the producer
             assertThat(consumer.next("RESULT ")).isEqualTo("RESULT OK " + PeerProcess.crcOfData(2, SIZE));
@@ -180,8 +184,9 @@ class NixlStaleReadTest {
             while ((line = in.readLine()) != null) {
                 String[] words = line.trim().split("\\s+", 3);
                 switch (words[0]) {
-                    case "publish" -> {
-                        Descriptor source = new Descriptor(PeerProcess.data(Long.parseLong(words[1]), SIZE));
+                    case "publish", "publish-big" -> {
+                        Descriptor source = new Descriptor(PeerProcess.data(Long.parseLong(words[1]),
+                                words[0].equals("publish") ? SIZE : BIG));
                         ReadableOperation readable = connector.createReadable(source);
                         out.println("META " + readable.metadata().toJson());
                         readable.completion().whenComplete((ok, error) -> {
@@ -191,9 +196,10 @@ class NixlStaleReadTest {
                         });
                     }
                     case "read" -> {
-                        try (Descriptor target = Descriptor.allocate(SIZE)) {
+                        RdmaMetadata metadata = RdmaMetadata.fromJson(words[2]);
+                        try (Descriptor target = Descriptor.allocate(metadata.totalSize())) {
                             try {
-                                connectors.get(words[1]).read(RdmaMetadata.fromJson(words[2]), target);
+                                connectors.get(words[1]).read(metadata, target);
                                 out.println("RESULT OK " + PeerProcess.crc(target.toByteArray()));
                             } catch (RuntimeException e) {
                                 out.println("RESULT FAIL " + e.getClass().getName() + " "
