@@ -77,6 +77,8 @@ public final class Descriptor implements AutoCloseable {
      * once, and the last {@link #endDrain} frees the memory, or hands it to the transport.
      */
     private boolean freeWhenDrained;
+    /** Whether a transport already keeps this memory reachable until its agent closes (see {@link #endDrain}). */
+    private boolean reachabilityKept;
     private Map<Connection, LiveUse> usesToEndWhenDrained;
 
     /**
@@ -538,9 +540,13 @@ public final class Descriptor implements AutoCloseable {
         if (keeper != null) {
             memoryKeeper = keeper;
             // Also if this descriptor is never closed: its memory must not be freed by the garbage collector
-            // (JNA's Memory, a direct buffer) while a stalled peer could still reach it.
-            Object keepReachable = owned != null ? owned : ref;
-            keeper.keep(() -> Reference.reachabilityFence(keepReachable), 0);
+            // (JNA's Memory, a direct buffer) while a stalled peer could still reach it. Once is enough: a pool
+            // whose slices are published per request would otherwise leave one holder per aborted slice.
+            if (!reachabilityKept) {
+                reachabilityKept = true;
+                Object keepReachable = owned != null ? owned : ref;
+                keeper.keep(() -> Reference.reachabilityFence(keepReachable), 0);
+            }
         }
         drainingUses--;
         LiveUse use = bufferUses.poll();

@@ -135,6 +135,34 @@ class NixlTransferContractTest extends TransferContractTest {
         }
     }
 
+    /**
+     * A KV pool whose slices are published per request, requests aborted: the agent keeps the pool reachable past the
+     * drain limits once, not once per slice (a service running for weeks would otherwise pile up a holder per aborted
+     * block).
+     */
+    @Test
+    void slicesOfAPoolReleasedAtTheirDrainLimitsHoldThePoolOnce() throws Exception {
+        Duration base = NixlDrainLimitForTests.setBase(Duration.ofMillis(100));
+        try (Descriptor pool = Descriptor.allocate(64 * 4096)) {
+            for (int request = 0; request < 4; request++) {
+                List<Descriptor> blocks = new java.util.ArrayList<>();
+                for (int block = 0; block < 16; block++) {
+                    blocks.add(pool.slice((long) (request * 16 + block) * 4096, 4096));
+                }
+                producer.createReadable(blocks).close(); // the client went away
+                blocks.forEach(Descriptor::close);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (keptBytes() < 4 * 16 * 4096L && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(keptBytes()).isEqualTo(4 * 16 * 4096L);
+            assertThat(producer.transportStatus().details().get("memoryHeldUntilClose")).isEqualTo(1);
+        } finally {
+            NixlDrainLimitForTests.setBase(base);
+        }
+    }
+
     private long keptBytes() {
         return ((Number) producer.transportStatus().details().get("bytesKeptAfterDrainLimit")).longValue();
     }

@@ -646,6 +646,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
                         TimeUnit.NANOSECONDS.toMillis(limit));
                 dispatcher.cancel(window.waiter());
                 if (draining.remove(window)) {
+                    synchronized (keptUntilClose) {
+                        keptBytes += window.bytes(); // counted once per window, whatever then holds its memory
+                    }
                     window.markReleasedWithoutNotification();
                 }
             }
@@ -890,6 +893,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         synchronized (keptUntilClose) {
             details.put("bytesKeptAfterDrainLimit", keptBytes);
             details.put("bytesKeptResident", keptResidentBytes);
+            details.put("memoryHeldUntilClose", keptUntilClose.size());
             details.put("maxKeptBytes", settings.maxKeptBytes());
         }
         details.put("cudaRuntime", NixlCudaSupport.cudaRuntimeStatus());
