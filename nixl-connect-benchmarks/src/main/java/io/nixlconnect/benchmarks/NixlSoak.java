@@ -525,7 +525,8 @@ public final class NixlSoak {
 
     private static Path crashDir() {
         try {
-            return Path.of(System.getProperty("soak.crashDir", Files.createTempDirectory("nixl-soak-").toString()));
+            String given = System.getProperty("soak.crashDir"); // children write into their coordinator's
+            return given != null ? Path.of(given) : Files.createTempDirectory("nixl-soak-");
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
