@@ -27,6 +27,13 @@ fi
 
 ./mvnw -B -ntp verify "$@"
 
+# A short soak of the NIXL backend as a service runs it (~80 s: aborted requests, spent metadata, readers killed and
+# stopped mid-read, producer restarts; benchmarks/run-soak.sh, exits 1 when a target is missed). The long run and its
+# figures: docs/reliability.md.
+if [[ -n "${NIXL_LIBRARY_DIR:-}" ]]; then
+  SOAK_TRANSPORTS="tcp,self" benchmarks/run-soak.sh "${SOAK_SECONDS:-60}" 30
+fi
+
 # Every library jar names its module (module-path users need a stable name).
 for jar in nixl-connect-core/target/nixl-connect-core-*[0-9T].jar \
            nixl-connect-autoconfigure/target/nixl-connect-autoconfigure-*[0-9T].jar \

@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,29 +24,33 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     private final List<Descriptor> localDescriptors;
     private final String notificationKey;
     private final long totalBytes;
-    // Plain volatile fields updated through VarHandles: an Atomic* wrapper each was one more object per operation.
     private volatile OperationStatus status = OperationStatus.UNINITIALIZED;
     /**
-     * The operation's one helper object: its deadline, the transport's end listener, and the monitor that guards
-     * the release of its resources and the waits for its end (not the operation itself: callers may lock that).
+     * Guards the release of the operation's resources and the waits for its end (not the operation itself: callers
+     * may lock that).
      */
-    final Hooks hooks = new Hooks();
-    /** Made only when {@link #completion()} is asked for: waits use {@code hooks}' monitor. Guarded by hooks. */
+    final Object lock = new Object();
+    /** The operation's time limit; the subclass arms it when the operation starts. */
+    final Deadlines.Deadline deadline = new Deadlines.Deadline(this::expire);
+    /** Told by the transport when the transfer ended (active) or the window's notifications arrived (passive). */
+    final EndListener endListener = error -> finish(error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED,
+            error);
+    /** Made only when {@link #completion()} is asked for: waits use {@code lock}. Guarded by lock. */
     private CompletableFuture<Void> done;
-    /** What waits throw once the operation has ended other than COMPLETE. Guarded by hooks. */
+    /** What waits throw once the operation has ended other than COMPLETE. Guarded by lock. */
     private TransferException outcome;
-    /** Whether the operation has ended and told its waiters (where {@code done} used to complete). Guarded by hooks. */
+    /** Whether the operation has ended and told its waiters. Guarded by lock. */
     private boolean settled;
-    /** The registrations held for the first {@code held} local descriptors (guarded by hooks once released). */
+    /** The registrations held for the first {@code held} local descriptors (guarded by lock once released). */
     private RegistrationCache heldIn;
     private int held;
     private final long startNanos = System.nanoTime();
     private volatile long endNanos;
     private volatile Throwable failure;
     private int usesAcquired;
-    private boolean draining; // guarded by hooks
+    private boolean draining; // guarded by lock
 
-    /** The connector's connection (not a field: every object per operation is counted, and so is its size). */
+    /** The connector's connection. */
     final Connection connection() {
         return connector.connection();
     }
@@ -57,9 +60,6 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     static final int COUNTED = 1;
     static final int ENDED = 2;
     private volatile int tracking = NEW;
-    /** The connector's list of operations in flight. Guarded by the connector's lock of that list. */
-    AbstractOperation previousInFlight;
-    AbstractOperation nextInFlight;
     private static final VarHandle STATUS;
     private static final VarHandle TRACKING;
 
@@ -147,7 +147,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 descriptor.acquireUse();
                 usesAcquired++;
             }
-            // Counted holds, not a Lease object each: the operation knows which regions it holds.
+            // Counted holds: the operation knows which regions it holds, and releases exactly those.
             RegistrationCache cache = connection().registrations();
             heldIn = cache;
             // A block list's slices of one pool share its registration: one hold of n, not n holds (a lookup each).
@@ -174,7 +174,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     }
 
     private void releaseLocal() {
-        synchronized (hooks) {
+        synchronized (lock) {
             for (int i = 0; i < held; ) {
                 MemoryRegion region = localDescriptors.get(i).registrationRegion();
                 int run = Math.min(sameRegistrationRun(i, region), held - i);
@@ -182,7 +182,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 i += run;
             }
             held = 0;
-            Consumer<AutoCloseable> keeper = draining ? memoryKeeper() : null;
+            MemoryKeeper keeper = draining ? memoryKeeper() : null;
             for (int i = 0; i < usesAcquired; i++) {
                 if (draining) {
                     localDescriptors.get(i).endDrain(keeper);
@@ -197,7 +197,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     /** The operation ended but the transport has not released its memory yet: live uses become draining uses. */
     private void drainLocal() {
-        synchronized (hooks) {
+        synchronized (lock) {
             for (int i = 0; i < usesAcquired; i++) {
                 localDescriptors.get(i).beginDrain();
             }
@@ -220,7 +220,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
      * Once {@link #transportReleased()} completed: null when no peer can reach the memory any more, else
      * where memory the descriptors would free must go instead (the transport keeps it until its agent closes).
      */
-    Consumer<AutoCloseable> memoryKeeper() {
+    MemoryKeeper memoryKeeper() {
         return null;
     }
 
@@ -228,11 +228,16 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         status = newStatus;
     }
 
+    /** Moves the status from {@code expected} to {@code next}; false if it was not {@code expected}. */
+    final boolean compareAndSetStatus(OperationStatus expected, OperationStatus next) {
+        return STATUS.compareAndSet(this, expected, next);
+    }
+
     /**
-     * Set, under the {@code hooks} monitor that also guards the release, once the thread that ended the operation has
-     * released (or started draining) its resources; a latch for this was two more objects per operation.
+     * Set, under {@code lock}, which also guards the release, once the thread that ended the operation has released
+     * (or started draining) its resources.
      */
-    private boolean resourcesHandedBack; // guarded by hooks
+    private boolean resourcesHandedBack; // guarded by lock
     private volatile Thread finishingThread;
 
     /**
@@ -251,6 +256,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
         } while (!STATUS.compareAndSet(this, current, terminal));
         finishingThread = Thread.currentThread();
         endNanos = System.nanoTime();
+        cause = publicFailure(cause);
         failure = cause;
         try {
             releaseTransport();
@@ -265,23 +271,38 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 released.whenComplete((ignored, error) -> releaseLocal());
             }
             connector.operationEnded(this);
-            synchronized (hooks) {
+            synchronized (lock) {
                 resourcesHandedBack = true;
-                hooks.notifyAll();
+                lock.notifyAll();
             }
         }
         TransferException thrown = terminal == OperationStatus.COMPLETE ? null : failureException(terminal, cause);
         CompletableFuture<Void> future;
-        synchronized (hooks) {
+        synchronized (lock) {
             outcome = thrown;
             settled = true;
             future = done;
-            hooks.notifyAll();
+            lock.notifyAll();
         }
         if (future != null) {
             settle(future, thrown);
         }
         return true;
+    }
+
+    /**
+     * What a caller may see of a failure: the API's own exceptions as they are, anything else (the SPI's
+     * {@code TransportException}, a transport's I/O error) wrapped in a {@link TransportFailureException} naming the
+     * transport, with it as the cause.
+     */
+    private @Nullable Throwable publicFailure(@Nullable Throwable cause) {
+        if (cause == null || (cause instanceof NixlConnectException
+                && cause.getClass().getPackageName().equals(NixlConnectException.class.getPackageName()))) {
+            return cause;
+        }
+        String backend = connector.backendName();
+        return new TransportFailureException(backend, "The " + backend + " transport failed the transfer: "
+                + cause.getMessage(), cause);
     }
 
     private static void settle(CompletableFuture<Void> future, TransferException thrown) {
@@ -338,7 +359,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     @Override
     public DeviceKind deviceKind() {
-        return localDescriptors.get(0).device().kind(); // all alike (checkLocal): not a field of its own
+        return localDescriptors.get(0).device().kind(); // all alike (checkLocal)
     }
 
     @Override
@@ -376,7 +397,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     @Override
     public CompletableFuture<Void> completion() {
         CompletableFuture<Void> future;
-        synchronized (hooks) {
+        synchronized (lock) {
             future = done;
             if (future == null) {
                 done = future = new CompletableFuture<>();
@@ -402,12 +423,12 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     /** Blocks until the operation has ended (or {@code timeout}, unless null, has elapsed) and throws its failure. */
     private void awaitEnd(Duration timeout) {
         TransferException thrown;
-        synchronized (hooks) {
+        synchronized (lock) {
             try {
                 long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
                 while (!settled) {
                     if (timeout == null) {
-                        hooks.wait();
+                        lock.wait();
                         continue;
                     }
                     long left = deadline - System.nanoTime();
@@ -417,7 +438,7 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                                 + " (status " + now + ", notification key fingerprint " + notificationKeyFingerprint()
                                 + "); it goes on");
                     }
-                    TimeUnit.NANOSECONDS.timedWait(hooks, left);
+                    TimeUnit.NANOSECONDS.timedWait(lock, left);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -441,10 +462,10 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     private void awaitResourcesHandedBack() {
         boolean interrupted = false;
-        synchronized (hooks) {
+        synchronized (lock) {
             while (!resourcesHandedBack) {
                 try {
-                    hooks.wait();
+                    lock.wait();
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
@@ -457,24 +478,6 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
 
     /** Ends the operation ERRORED at its time limit (on the timer thread). */
     abstract void expire();
-
-    /**
-     * See {@link #hooks}: one object per operation instead of a deadline, its lambda and set node, and the
-     * transport's future stage with its lambda and dependent future.
-     */
-    final class Hooks extends Deadlines.Deadline implements EndListener {
-
-        @Override
-        void expire() {
-            AbstractOperation.this.expire();
-        }
-
-        /** The transfer ended (active) or the window's notifications arrived (passive). */
-        @Override
-        public void ended(Throwable error) {
-            finish(error == null ? OperationStatus.COMPLETE : OperationStatus.ERRORED, error);
-        }
-    }
 
     @Override
     public String toString() {

@@ -62,7 +62,7 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             }
         }
         DeviceKind remoteKind = remoteDescriptors.get(0).toDevice().kind();
-        for (int i = 1; i < remoteDescriptors.size(); i++) { // by index: no iterator per operation
+        for (int i = 1; i < remoteDescriptors.size(); i++) {
             if (remoteDescriptors.get(i).toDevice().kind() != remoteKind) {
                 throw new IllegalArgumentException("All remote descriptors must have the same memory kind");
             }
@@ -81,14 +81,17 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         byte[] agentMetadata;
         try {
             // Under this connector's limit, and before anything is registered.
-            // Read-only (shared with the codec's recent envelopes): the agent only reads it, or keeps it unchanged.
-            agentMetadata = NixlMetadataCodec.decodeShared(remoteMetadata.nixlMetadata(),
-                    connector.options().maxMetadataSize());
+            agentMetadata = connection().peerMetadata(remoteMetadata.nixlMetadata());
         } catch (InvalidMetadataException e) {
             finish(OperationStatus.ERRORED, e);
             throw e;
         }
-        acquireLocal();
+        try {
+            acquireLocal();
+        } catch (RuntimeException e) {
+            throw connector.isClosed() && !(e instanceof ConnectorClosedException) ? closedWhileStarting(e)
+                    : ended(e);
+        }
         try {
             List<MemoryRegion> local = localRegions();
             List<MemoryRegion> peer = peerRegions(remoteMetadata.descriptors());
@@ -97,24 +100,72 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
             // reported to it (releaseTransport), the post's own refusal included.
             String peerAgent = connection().loadRemote(agentMetadata);
             remoteAgent = peerAgent;
-            setStatus(OperationStatus.IN_PROGRESS);
+            refuseSpent(peerAgent);
+            if (!compareAndSetStatus(OperationStatus.UNINITIALIZED, OperationStatus.IN_PROGRESS)) {
+                // Ended before it was posted: only the connector's close does that (it cancels what it finds).
+                throw new ConnectorClosedException("Connector '" + connector.name() + "' closed while this "
+                        + getClass().getSimpleName() + " started; no new operations are accepted");
+            }
             byte[] notification = notificationKey().getBytes(StandardCharsets.UTF_8);
-            handle = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local, peerAgent, peer,
-                    notification) : connection().agent().postTransfer(op, local, peerAgent, peer, notification);
+            TransferHandle posted = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local,
+                    peerAgent, peer, notification)
+                    : connection().agent().postTransfer(op, local, peerAgent, peer, notification);
+            handle = posted;
+            if (status().isTerminal()) {
+                posted.cancel(); // closed while posting: its finish found no handle to cancel
+            }
+        } catch (ConnectorClosedException e) {
+            finish(OperationStatus.CANCELLED, e);
+            throw e;
         } catch (TransportException e) {
+            if (connector.isClosed()) {
+                throw closedWhileStarting(e); // the close took the agent or the registrations away
+            }
             // The peer cannot be reached or refused the request: that is the operation's outcome, reported
             // like any later transport failure, not an argument error.
             finish(OperationStatus.ERRORED, e);
             return;
         } catch (RuntimeException e) {
+            if (connector.isClosed()) {
+                throw closedWhileStarting(e);
+            }
             finish(OperationStatus.ERRORED, e);
             throw e;
         }
-        connector.deadlines().arm(hooks, connector.options().operationTimeout());
+        connector.deadlines().arm(deadline, connector.options().operationTimeout());
         if (status().isTerminal()) {
-            connector.deadlines().disarm(hooks); // ended before the deadline was armed
+            connector.deadlines().disarm(deadline); // ended before the deadline was armed
         }
-        handle.onEnd(hooks);
+        handle.onEnd(endListener);
+    }
+
+    /** Ends the operation with {@code e} (CANCELLED when the connector closed) and returns {@code e} to throw. */
+    private RuntimeException ended(RuntimeException e) {
+        finish(e instanceof ConnectorClosedException ? OperationStatus.CANCELLED : OperationStatus.ERRORED, e);
+        return e;
+    }
+
+    /** The connector closed while this operation started: it is cancelled, and the caller told why. */
+    private ConnectorClosedException closedWhileStarting(RuntimeException cause) {
+        finish(OperationStatus.CANCELLED, cause);
+        return new ConnectorClosedException("Connector '" + connector.name() + "' closed while this "
+                + getClass().getSimpleName() + " started; no new operations are accepted", cause);
+    }
+
+    /**
+     * Refuses a transfer with metadata whose window this connection has already used up: its owner has released the
+     * memory, which over UCX's TCP a transfer would still reach (see {@link SpentWindows}).
+     */
+    private void refuseSpent(String peer) {
+        int readers = NotificationKeys.readersOf(notificationKey());
+        int done = connection().spentWindows().completed(peer, notificationKey());
+        if (done >= readers) {
+            throw new TransportException("the window this metadata describes is gone: this connector already completed "
+                    + (done == 1 ? "a transfer" : done + " transfers") + " with it (notification key fingerprint "
+                    + notificationKeyFingerprint() + ", peer '" + peer + "'), after which its owner released it."
+                    + " Metadata serves " + (readers == 1 ? "one transfer" : readers + " transfers (fan-out)")
+                    + "; ask the peer for new metadata");
+        }
     }
 
     @Override
@@ -184,12 +235,15 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
 
     @Override
     final void releaseTransport() {
-        connector.deadlines().disarm(hooks);
+        connector.deadlines().disarm(deadline);
+        String peer = remoteAgent;
+        if (status() == OperationStatus.COMPLETE && peer != null) {
+            connection().spentWindows().record(peer, notificationKey());
+        }
         TransferHandle posted = handle;
         if (posted != null) {
             posted.cancel();
         }
-        String peer = remoteAgent;
         if (peer != null && status() != OperationStatus.COMPLETE) {
             // The peer's passive operation would otherwise wait for its own timeout (on NIXL nothing else tells it).
             connection().agent().reportFailure(peer, notificationKey().getBytes(StandardCharsets.UTF_8),

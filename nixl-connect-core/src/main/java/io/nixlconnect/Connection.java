@@ -28,6 +28,8 @@ final class Connection {
     // is wasted work while the agent's metadata has not changed.
     private byte[] publishedRaw;
     private String publishedEncoded;
+    private final SpentWindows spentWindows = new SpentWindows();
+    private final PeerMetadataCache peerMetadata;
 
     /**
      * @throws IllegalArgumentException if {@code number <= 0}
@@ -42,6 +44,7 @@ final class Connection {
         this.connector = connector;
         this.number = number;
         this.name = connector.name() + "-" + number;
+        this.peerMetadata = new PeerMetadataCache(connector.options().maxMetadataSize());
     }
 
     /** The agent's name, {@code <workerId>-<number>}: what peers know it by. */
@@ -62,7 +65,9 @@ final class Connection {
     /** Creates this connection's agent. Idempotent; every other method calls it as needed. */
     synchronized void initialize() {
         if (closed) {
-            throw new IllegalStateException("Connection " + name + " is closed");
+            // Only the connector's close closes it: an operation that raced that close learns so, as on every backend.
+            throw new ConnectorClosedException("Connector '" + connector.name() + "' is closed (its connection " + name
+                    + " is closed); no new operations are accepted");
         }
         if (agent == null) {
             agent = connector.createAgent(this);
@@ -98,6 +103,21 @@ final class Connection {
             encoded = publishedEncoded;
         }
         return RdmaMetadata.ofEncoded(descriptors, raw, encoded, notificationKey, kind);
+    }
+
+    /** The peers' windows this connection's transfers have completed with (spent metadata is refused). */
+    SpentWindows spentWindows() {
+        return spentWindows;
+    }
+
+    /**
+     * A peer's agent metadata out of its envelope, under the connector's {@code maxMetadataSize}; read-only (shared
+     * with this connection's other operations on that peer).
+     *
+     * @throws InvalidMetadataException if it does not decode or is too large
+     */
+    byte[] peerMetadata(String encoded) {
+        return peerMetadata.decode(encoded);
     }
 
     /** This agent's metadata for a peer whose transfers stay within {@code registered}: see {@link TransportAgent#localMetadata(List)}. */

@@ -52,12 +52,8 @@ public final class Connector implements AutoCloseable {
     private final Transport transport;
     private final Connection defaultConnection;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
-    /**
-     * Operations in flight, linked through their own fields: a set's node per operation was one more object each. The
-     * lock is held for a few pointer moves per operation start and end.
-     */
-    private final Object inFlightLock = new Object();
-    private AbstractOperation firstInFlight; // guarded by inFlightLock
+    /** Operations in flight: what shutdown waits for and close cancels. */
+    private final Set<AbstractOperation> inFlight = ConcurrentHashMap.newKeySet();
     private final AtomicInteger inFlightCount = new AtomicInteger();
     private final List<OperationListener> listeners = new CopyOnWriteArrayList<>();
     private final ScheduledThreadPoolExecutor scheduler;
@@ -320,7 +316,7 @@ public final class Connector implements AutoCloseable {
         return e.getClass() == TransferException.class ? new TransferException(e.status(), e.getMessage(), e) : e;
     }
 
-    // What register creates: a switch, not a factory lambda (one more object per operation).
+    // What register creates.
     private static final int READABLE = 0;
     private static final int WRITABLE = 1;
     private static final int READ = 2;
@@ -378,40 +374,17 @@ public final class Connector implements AutoCloseable {
     }
 
     private void link(AbstractOperation operation) {
-        synchronized (inFlightLock) {
-            operation.nextInFlight = firstInFlight;
-            if (firstInFlight != null) {
-                firstInFlight.previousInFlight = operation;
-            }
-            firstInFlight = operation;
-        }
+        inFlight.add(operation);
     }
 
     /** Called once per linked operation (the tracking state decides who). */
     private void unlink(AbstractOperation operation) {
-        synchronized (inFlightLock) {
-            if (operation.previousInFlight == null) {
-                firstInFlight = operation.nextInFlight;
-            } else {
-                operation.previousInFlight.nextInFlight = operation.nextInFlight;
-            }
-            if (operation.nextInFlight != null) {
-                operation.nextInFlight.previousInFlight = operation.previousInFlight;
-            }
-            operation.previousInFlight = null;
-            operation.nextInFlight = null;
-        }
+        inFlight.remove(operation);
     }
 
     /** The operations in flight now. */
     private List<AbstractOperation> inFlight() {
-        List<AbstractOperation> all = new ArrayList<>();
-        synchronized (inFlightLock) {
-            for (AbstractOperation operation = firstInFlight; operation != null; operation = operation.nextInFlight) {
-                all.add(operation);
-            }
-        }
-        return all;
+        return new ArrayList<>(inFlight);
     }
 
     private void notifyListeners(AbstractOperation operation, boolean started) {
@@ -464,6 +437,11 @@ public final class Connector implements AutoCloseable {
     /** Whether the transport is up and serving peers. */
     public boolean isServing() {
         return !closed && defaultConnection.isServing();
+    }
+
+    /** Whether {@link #close()} has begun. */
+    boolean isClosed() {
+        return closed;
     }
 
     /** Whether new operations are accepted (false once shutdown or close has begun). */

@@ -8,4 +8,9 @@ public class ConnectorClosedException extends NixlConnectException {
     public ConnectorClosedException(String message) {
         super(message);
     }
+
+    /** {@code cause}: what the close made fail (an operation that raced it). */
+    public ConnectorClosedException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

@@ -3,6 +3,7 @@ package io.nixlconnect;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -13,11 +14,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The operations' time limits, on one timer thread with at most one timer task pending.
  *
- * <p>Armed deadlines are linked into a list through their own fields (an operation's deadline is one of its
- * objects, so arming allocates nothing); the pending task fires at the earliest deadline, expires what is due and
- * re-arms itself for the next one. Operations share one timeout, so a new deadline is later than the pending task
- * and arming costs no timer wake-up. A timer task per operation (the obvious design) signalled the timer thread on
- * every operation: about a tenth of a small read's start-up time.
+ * <p>Armed deadlines wait in a priority queue by due time; the pending task fires at the earliest, expires what is
+ * due and re-arms itself for the next one. Operations share one timeout, so a new deadline is later than the
+ * pending task and arming does not wake the timer thread.
  */
 final class Deadlines {
 
@@ -27,21 +26,22 @@ final class Deadlines {
 
     /**
      * A time limit, armed at most once at a time: {@link Deadlines#arm} it, {@link Deadlines#disarm} it when the
-     * operation ends first. Its links are guarded by the {@link Deadlines} it is armed on.
+     * operation ends first. Its state is guarded by the {@link Deadlines} it is armed on.
      */
-    abstract static class Deadline {
+    static final class Deadline {
+        private final Runnable expiry;
         private long dueNanos;
         private boolean armed;
-        private Deadline previous;
-        private Deadline next;
 
-        /** Runs on the timer thread once the limit has passed, unless disarmed first. */
-        abstract void expire();
+        /** @param expiry runs on the timer thread once the limit has passed, unless disarmed first */
+        Deadline(Runnable expiry) {
+            this.expiry = expiry;
+        }
     }
 
     private final ScheduledExecutorService timer;
-    private Deadline first; // guarded by this
-    private int armedCount; // guarded by this
+    private final PriorityQueue<Deadline> armed = // guarded by this
+            new PriorityQueue<>((a, b) -> Long.signum(a.dueNanos - b.dueNanos));
     private ScheduledFuture<?> pending; // guarded by this
     private long pendingDueNanos; // guarded by this
 
@@ -50,8 +50,7 @@ final class Deadlines {
     }
 
     /**
-     * Runs {@code deadline}'s {@link Deadline#expire()} on the timer thread once {@code limit} has passed, unless
-     * disarmed first.
+     * Runs {@code deadline}'s expiry on the timer thread once {@code limit} has passed, unless disarmed first.
      *
      * @throws IllegalStateException if it is armed already
      */
@@ -69,13 +68,7 @@ final class Deadlines {
             }
             deadline.dueNanos = due;
             deadline.armed = true;
-            deadline.previous = null;
-            deadline.next = first;
-            if (first != null) {
-                first.previous = deadline;
-            }
-            first = deadline;
-            armedCount++;
+            armed.add(deadline);
             if (pending == null || due - pendingDueNanos < 0) {
                 schedule(due);
             }
@@ -85,66 +78,37 @@ final class Deadlines {
     /** Forgets a deadline; its expiry will not run (unless it already has). Harmless when it is not armed. */
     synchronized void disarm(Deadline deadline) {
         if (deadline.armed) {
-            unlink(deadline);
+            deadline.armed = false;
+            armed.remove(deadline);
         }
     }
 
     /** Armed deadlines (for tests and diagnostics). */
     synchronized int armedCount() {
-        return armedCount;
-    }
-
-    private void unlink(Deadline deadline) {
-        if (deadline.previous == null) {
-            first = deadline.next;
-        } else {
-            deadline.previous.next = deadline.next;
-        }
-        if (deadline.next != null) {
-            deadline.next.previous = deadline.previous;
-        }
-        deadline.previous = null;
-        deadline.next = null;
-        deadline.armed = false;
-        armedCount--;
+        return armed.size();
     }
 
     private void expireDue() {
-        List<Deadline> due = null;
+        List<Deadline> due = new ArrayList<>();
         synchronized (this) {
             long now = System.nanoTime();
-            Deadline next = null;
-            Deadline deadline = first;
-            while (deadline != null) {
-                Deadline following = deadline.next;
-                if (deadline.dueNanos - now <= 0) {
-                    // Unlinked here, under the lock: a racing disarm then finds it no longer armed, and only this
-                    // pass runs it.
-                    unlink(deadline);
-                    if (due == null) {
-                        due = new ArrayList<>();
-                    }
-                    due.add(deadline);
-                } else if (next == null || deadline.dueNanos - next.dueNanos < 0) {
-                    next = deadline;
-                }
-                deadline = following;
+            // Taken out here, under the lock: a racing disarm then finds it no longer armed, and only this pass runs it.
+            while (!armed.isEmpty() && armed.peek().dueNanos - now <= 0) {
+                Deadline deadline = armed.poll();
+                deadline.armed = false;
+                due.add(deadline);
             }
             if (pending != null) {
                 pending.cancel(false);
                 pending = null;
             }
-            if (next != null) {
-                schedule(next.dueNanos);
+            if (!armed.isEmpty()) {
+                schedule(armed.peek().dueNanos);
             }
         }
-        if (due == null) {
-            return;
-        }
-        due.sort((a, b) -> Long.signum(a.dueNanos - b.dueNanos));
-        for (Deadline deadline : due) {
+        for (Deadline deadline : due) { // in due order, as polled
             try {
-                deadline.expire();
+                deadline.expiry.run();
             } catch (RuntimeException e) {
                 log.warn("Expiring an operation failed", e);
             }

@@ -16,8 +16,9 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A buffer that takes part in transfers: where it is ({@link #device()}), its address ({@link #ptr()})
@@ -37,6 +38,8 @@ import org.jspecify.annotations.Nullable;
  * one registered buffer serves transfers of different sizes and places without registering again.
  */
 public final class Descriptor implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Descriptor.class);
 
     private final Device device;
     private final long ptr;
@@ -68,7 +71,15 @@ public final class Descriptor implements AutoCloseable {
     /** Ended operations whose memory the transport has not released yet (see {@link #beginDrain()}). */
     private int drainingUses;
     /** Set when a drained operation's memory may still be reached by a stalled peer (see {@link #endDrain}). */
-    private Consumer<AutoCloseable> memoryKeeper;
+    private MemoryKeeper memoryKeeper;
+    /**
+     * Closed while a transport may still touch its memory, which this descriptor owns: {@link #close()} returned at
+     * once, and the last {@link #endDrain} frees the memory, or hands it to the transport.
+     */
+    private boolean freeWhenDrained;
+    /** Whether a transport already keeps this memory reachable until its agent closes (see {@link #endDrain}). */
+    private boolean reachabilityKept;
+    private Map<Connection, LiveUse> usesToEndWhenDrained;
 
     /**
      * Describes the remaining bytes of a direct buffer ({@code position} to {@code limit}). The buffer is
@@ -352,14 +363,15 @@ public final class Descriptor implements AutoCloseable {
 
     /**
      * Deregisters this descriptor's own registrations and frees memory it owns. When it returns, no
-     * transport touches the memory any more. If a passive operation on it was closed (or timed out)
-     * while a peer's transfer may still be in flight, this first waits until the transport releases
-     * the memory: at once on the embedded transport; on NIXL when the peer's notification arrives, the
-     * connector closes, or a drain limit of 2 s plus the operation's size at 100 MB/s has passed. Called
-     * on a completion callback (the transport's progress thread) such a close cannot see the notification
-     * arrive and waits out the drain limit. After a drain limit (a peer that stalled could still ask UCX
-     * over TCP for the memory) the memory this descriptor owns, and the buffer it borrowed, stay allocated
-     * until the connector closes instead of being freed now.
+     * transport touches the memory any more, or the memory is the library's to free later. If a passive
+     * operation on it was closed (or timed out) while a peer's transfer may still be in flight, the
+     * transport releases the memory when the peer's notification arrives, the connector closes, or a drain
+     * limit (on NIXL 2 s plus the operation's size at 100 MB/s, {@code NixlSettings.drainLimit}) has passed:
+     * memory this descriptor owns ({@link #allocate}, {@link #Descriptor(byte[])}, {@link #owning}) is then
+     * freed by the library and this returns at once; over memory the caller owns, this waits until then (the
+     * caller frees it next). After a drain limit (a peer that stalled could still ask UCX over TCP for the
+     * memory) owned memory is not freed but kept by the transport until the connector closes, its host pages
+     * given back to the system (they stay mapped and read as zeros), and a borrowed buffer stays reachable.
      *
      * @throws IllegalStateException while a live operation uses the descriptor
      */
@@ -367,6 +379,7 @@ public final class Descriptor implements AutoCloseable {
     public void close() {
         Map<Connection, RegistrationCache.Lease> toRelease;
         Map<Connection, LiveUse> usesToEnd;
+        boolean deferred;
         synchronized (this) {
             if (closed) {
                 return;
@@ -375,7 +388,12 @@ public final class Descriptor implements AutoCloseable {
                 throw new IllegalStateException("Descriptor " + this + " is still in use by " + liveUses.get()
                         + " live operation(s); close or wait for them first");
             }
-            awaitDrained();
+            // Memory this descriptor owns is nobody else's to free: rather than block the caller until the transport
+            // releases it (up to the drain limit), hand it to the last drain to end.
+            deferred = drainingUses > 0 && owned != null && parent == null && sliceRegistrations == 0;
+            if (!deferred) {
+                awaitDrained();
+            }
             if (closed) {
                 return;
             }
@@ -389,6 +407,10 @@ public final class Descriptor implements AutoCloseable {
             registrations.clear();
             usesToEnd = new IdentityHashMap<>(registrationUses);
             registrationUses.clear();
+            if (deferred) {
+                freeWhenDrained = true;
+                usesToEndWhenDrained = usesToEnd;
+            }
         }
         toRelease.values().forEach(RegistrationCache.Lease::release);
         if (parent != null) {
@@ -396,16 +418,28 @@ public final class Descriptor implements AutoCloseable {
                 parent.releaseForSlice();
             }
         }
+        if (!deferred) {
+            free(usesToEnd);
+        }
+    }
+
+    /**
+     * Frees what this descriptor owns, once no transport touches it; after a drain limit (a peer that stalled could
+     * still ask UCX over TCP for the memory) hands it to the transport instead, with the pages of host memory given
+     * back to the system first: they stay mapped, so a late request reads zeros instead of freed memory.
+     */
+    private void free(Map<Connection, LiveUse> usesToEnd) {
         AutoCloseable toFree = owned;
         owned = null;
-        Consumer<AutoCloseable> keeper = memoryKeeper;
+        MemoryKeeper keeper = memoryKeeper;
         if (keeper != null) {
-            // A peer that stalled past the drain limit may still reach the memory: the transport keeps the GPU
-            // buffer's uses and the memory this descriptor owns until its agent closes (endDrain already handed
-            // it what keeps the memory reachable).
-            usesToEnd.values().forEach(keeper);
+            // The transport keeps the GPU buffer's uses and the memory this descriptor owns until its agent closes
+            // (endDrain already handed it what keeps the memory reachable).
+            usesToEnd.values().forEach(use -> keeper.keep(use, 0));
             if (toFree != null) {
-                keeper.accept(toFree);
+                long released = toFree instanceof Memory && device.kind() == DeviceKind.HOST
+                        ? NativeMemory.releasePages(ptr, size) : 0;
+                keeper.keep(toFree, size - released);
             }
             return;
         }
@@ -498,7 +532,7 @@ public final class Descriptor implements AutoCloseable {
      * {@code keeper} says a stalled peer might still reach it, so {@link #close()} hands the memory to it
      * instead of freeing it.
      */
-    synchronized void endDrain(Consumer<AutoCloseable> keeper) {
+    synchronized void endDrain(MemoryKeeper keeper) {
         if (parent != null) {
             parent.endDrain(keeper);
             return;
@@ -506,16 +540,30 @@ public final class Descriptor implements AutoCloseable {
         if (keeper != null) {
             memoryKeeper = keeper;
             // Also if this descriptor is never closed: its memory must not be freed by the garbage collector
-            // (JNA's Memory, a direct buffer) while a stalled peer could still reach it.
-            Object keepReachable = owned != null ? owned : ref;
-            keeper.accept(() -> Reference.reachabilityFence(keepReachable));
+            // (JNA's Memory, a direct buffer) while a stalled peer could still reach it. Once is enough: a pool
+            // whose slices are published per request would otherwise leave one holder per aborted slice.
+            if (!reachabilityKept) {
+                reachabilityKept = true;
+                Object keepReachable = owned != null ? owned : ref;
+                keeper.keep(() -> Reference.reachabilityFence(keepReachable), 0);
+            }
         }
         drainingUses--;
         LiveUse use = bufferUses.poll();
         if (use != null && keeper != null) {
-            keeper.accept(use::close); // the borrowed GPU buffer stays unfreeable until the agent closes
+            keeper.keep(use::close, 0); // the borrowed GPU buffer stays unfreeable until the agent closes
         } else if (use != null) {
             use.close();
+        }
+        if (drainingUses == 0 && freeWhenDrained) {
+            freeWhenDrained = false;
+            Map<Connection, LiveUse> usesToEnd = usesToEndWhenDrained;
+            usesToEndWhenDrained = null;
+            try {
+                free(usesToEnd);
+            } catch (RuntimeException e) {
+                log.warn("Freeing the memory of closed descriptor {} failed", this, e);
+            }
         }
         notifyAll();
     }

@@ -6,18 +6,17 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
 import java.util.zip.Inflater;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code nixl_metadata} envelope: {@code "b64:"} + base64(zlib level 6) as Python Dynamo writes,
  * and the legacy form, plain hex of the zlib bytes. Decompression is bounded.
  *
- * <p>Every small operation's metadata goes through here (once or twice), so the zlib state and the work
- * buffers are pooled: a fresh {@link Inflater} and its 16 KiB output chunk were most of the ~50 KB of heap a
- * complete 4 KiB operation allocated. What remains per call is the result (and the base64 text or bytes).
+ * <p>Every operation's metadata goes through here, so the zlib state and its work buffer are pooled, not made per
+ * call. Nothing decoded is remembered here: a connection keeps its peers' ({@link PeerMetadataCache}).
  */
 final class NixlMetadataCodec {
 
@@ -28,13 +27,6 @@ final class NixlMetadataCodec {
     /** Codecs kept for reuse; beyond that many at once, extra ones are created and ended per call. */
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
     private static final ArrayBlockingQueue<Zlib> POOL = new ArrayBlockingQueue<>(POOL_SIZE);
-    /**
-     * Envelopes decoded lately, one per slot by hash. A peer's metadata repeats in every operation it publishes, and
-     * each one's envelope was decoded twice (checked when parsed, decoded when the read starts): an exact match of the
-     * text is answered from here. Only envelopes that inflate within one work buffer are remembered.
-     */
-    private static final int RECENT_SLOTS = 16;
-    private static final AtomicReferenceArray<Decoded> RECENT = new AtomicReferenceArray<>(RECENT_SLOTS);
 
     private NixlMetadataCodec() {
     }
@@ -49,36 +41,6 @@ final class NixlMetadataCodec {
             deflater.end();
             inflater.end();
         }
-    }
-
-    /** An envelope and what it decodes to (handed out only read-only, by {@link #decodeShared}). */
-    private record Decoded(String encoded, byte[] bytes) {
-    }
-
-    private static Decoded recent(String encoded) {
-        Decoded known = RECENT.get(encoded.hashCode() & (RECENT_SLOTS - 1));
-        return known != null && known.encoded().equals(encoded) ? known : null;
-    }
-
-    /**
-     * The remembered envelope whose text is {@code text[start, end)}, or null: lets a parser reuse that string instead
-     * of copying the text out again (the slot is found by the same hash {@link String#hashCode()} gives).
-     */
-    static String recentEnvelope(String text, int start, int end) {
-        int hash = 0;
-        for (int i = start; i < end; i++) {
-            hash = 31 * hash + text.charAt(i);
-        }
-        Decoded known = RECENT.get(hash & (RECENT_SLOTS - 1));
-        if (known == null) {
-            return null;
-        }
-        String encoded = known.encoded();
-        return encoded.length() == end - start && text.regionMatches(start, encoded, 0, end - start) ? encoded : null;
-    }
-
-    private static void remember(String encoded, byte[] bytes) {
-        RECENT.set(encoded.hashCode() & (RECENT_SLOTS - 1), new Decoded(encoded, bytes));
     }
 
     private static Zlib take() {
@@ -136,57 +98,17 @@ final class NixlMetadataCodec {
         }
     }
 
-    /**
-     * As {@link #decode}, but the result may be shared with the envelopes remembered here and with other callers:
-     * read-only. For a connector loading its peer (every active operation), which only reads it.
-     */
-    static byte[] decodeShared(String encoded, int maxBytes) {
-        Decoded known = recent(encoded);
-        if (known != null) {
-            if (known.bytes().length > maxBytes) {
-                throw tooLarge(maxBytes);
-            }
-            return known.bytes();
-        }
-        byte[] bytes = inflate(compressed(encoded), maxBytes, true);
-        if (bytes.length <= BUFFER_BYTES) {
-            remember(encoded, bytes);
-        }
-        return bytes;
-    }
-
     /** Decodes and inflates, refusing anything that would inflate beyond {@code maxBytes}; the result is the caller's. */
     static byte[] decode(String encoded, int maxBytes) {
-        Decoded known = recent(encoded);
-        if (known != null) {
-            if (known.bytes().length > maxBytes) {
-                throw tooLarge(maxBytes);
-            }
-            return known.bytes().clone();
-        }
-        byte[] bytes = inflate(compressed(encoded), maxBytes, true);
-        if (bytes.length <= BUFFER_BYTES) {
-            remember(encoded, bytes.clone());
-        }
-        return bytes;
+        return inflate(compressed(encoded), maxBytes, true);
     }
 
     /**
-     * Checks that {@code encoded} decodes and inflates to 1..{@code maxBytes} bytes, keeping none of them beyond one
-     * work buffer (larger outputs pass through the pooled buffer, overwriting it).
+     * Checks that {@code encoded} decodes and inflates to 1..{@code maxBytes} bytes, keeping none of them (the work
+     * buffer is overwritten round after round).
      */
     static void validate(String encoded, int maxBytes) {
-        Decoded known = recent(encoded);
-        if (known != null) {
-            if (known.bytes().length > maxBytes) {
-                throw tooLarge(maxBytes);
-            }
-            return;
-        }
-        byte[] bytes = inflate(compressed(encoded), maxBytes, false);
-        if (bytes != null) {
-            remember(encoded, bytes);
-        }
+        inflate(compressed(encoded), maxBytes, false);
     }
 
     private static byte[] compressed(String encoded) {
@@ -235,9 +157,9 @@ final class NixlMetadataCodec {
     /**
      * Inflates, refusing more than {@code maxBytes}: into the result when {@code keep}, else only counting (the
      * work buffer is overwritten round after round, so a large valid document costs no more than its buffer) and
-     * returning the bytes only when they fit in the work buffer (null otherwise).
+     * returning null.
      */
-    private static byte[] inflate(byte[] compressed, int maxBytes, boolean keep) {
+    private static byte @Nullable [] inflate(byte[] compressed, int maxBytes, boolean keep) {
         Zlib zlib = take();
         try {
             Inflater inflater = zlib.inflater;
@@ -268,7 +190,7 @@ final class NixlMetadataCodec {
             if (total == 0) {
                 throw new InvalidMetadataException(FIELD, "inflates to no bytes");
             }
-            return keep || total == length ? Arrays.copyOf(zlib.buffer, length) : null;
+            return keep ? Arrays.copyOf(zlib.buffer, length) : null;
         } catch (DataFormatException e) {
             throw new InvalidMetadataException(FIELD, "is not zlib-compressed data: " + e.getMessage(), e);
         } finally {

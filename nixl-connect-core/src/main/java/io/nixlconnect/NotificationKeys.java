@@ -56,6 +56,44 @@ final class NotificationKeys {
         return key;
     }
 
+    /** What ends the key of a fan-out readable, before its reader count ({@link #next(int)}). */
+    static final String READERS_MARK = ".r";
+
+    /**
+     * A new key for a window that {@code readers} peers transfer with: for more than one, {@link #next()} followed by
+     * {@code .r<readers>}, so that a reader can tell a fan-out readable's metadata, which it may read again, from spent
+     * metadata ({@link SpentWindows}). Peers treat the key as opaque bytes.
+     */
+    static byte[] next(int readers) {
+        byte[] key = next();
+        if (readers <= 1) {
+            return key;
+        }
+        byte[] suffix = (READERS_MARK + readers).getBytes(StandardCharsets.US_ASCII);
+        byte[] marked = Arrays.copyOf(key, key.length + suffix.length);
+        System.arraycopy(suffix, 0, marked, key.length, suffix.length);
+        Arrays.fill(key, (byte) 0);
+        return marked;
+    }
+
+    /** How many transfers the window of {@code key} serves: the count a fan-out key ends with, else 1. */
+    static int readersOf(String key) {
+        int mark = key.lastIndexOf(READERS_MARK);
+        if (mark < 0 || mark + READERS_MARK.length() == key.length()
+                || key.length() - mark - READERS_MARK.length() > 9) {
+            return 1;
+        }
+        int readers = 0;
+        for (int i = mark + READERS_MARK.length(); i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (c < '0' || c > '9') {
+                return 1;
+            }
+            readers = readers * 10 + (c - '0');
+        }
+        return Math.max(readers, 1);
+    }
+
     static String fingerprint(String notificationKey) {
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(notificationKey.getBytes(StandardCharsets.UTF_8));

@@ -60,7 +60,11 @@ public sealed interface Operation extends AutoCloseable permits AbstractOperatio
      */
     @Nullable String transferPath();
 
-    /** Why the operation errored or was cancelled; {@code null} otherwise. */
+    /**
+     * Why the operation errored or was cancelled; {@code null} otherwise. Always an exception of this package: a
+     * transport's own failure (the SPI's {@code TransportException}, an I/O error) comes as a
+     * {@link TransportFailureException} with it as the cause.
+     */
     @Nullable Throwable failure();
 
     /**

@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,7 +29,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     /** {@code peers}: how many peers' notifications complete the operation (fan-out readables), at least 1. */
     PassiveOperation(Connector connector, OperationKind kind, List<Descriptor> localDescriptors, int peers) {
-        this(connector, kind, localDescriptors, peers, NotificationKeys.next());
+        this(connector, kind, localDescriptors, peers, NotificationKeys.next(peers));
     }
 
     /** {@code key}: a new notification key's ASCII bytes, handed to the transport as they are. */
@@ -59,9 +58,9 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
         setStatus(OperationStatus.INITIALIZED);
         Duration passiveTimeout = connector.options().passiveTimeout();
         if (passiveTimeout != null) {
-            connector.deadlines().arm(hooks, passiveTimeout);
+            connector.deadlines().arm(deadline, passiveTimeout);
         }
-        window.onNotified(hooks);
+        window.onNotified(endListener);
     }
 
     @Override
@@ -151,7 +150,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
     }
 
     @Override
-    final Consumer<AutoCloseable> memoryKeeper() {
+    final MemoryKeeper memoryKeeper() {
         PassiveWindow opened = window;
         return opened != null && opened.releasedWithoutNotification() ? opened::keepUntilAgentCloses : null;
     }
@@ -168,7 +167,7 @@ public abstract sealed class PassiveOperation extends AbstractOperation permits 
 
     @Override
     final void releaseTransport() {
-        connector.deadlines().disarm(hooks);
+        connector.deadlines().disarm(deadline);
         // The window may be null when opening it failed in the constructor.
         if (window != null) {
             window.close();

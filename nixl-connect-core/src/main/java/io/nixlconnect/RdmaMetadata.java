@@ -1,20 +1,14 @@
 package io.nixlconnect;
 
-import com.fasterxml.jackson.annotation.JsonAnySetter;
-import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
-import com.fasterxml.jackson.annotation.JsonProperty;
-import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import com.fasterxml.jackson.annotation.JsonRawValue;
+import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import org.jspecify.annotations.Nullable;
-import tools.jackson.core.JacksonException;
 
 /**
  * What a passive operation publishes so that a peer can read from or write into its buffers:
@@ -22,8 +16,9 @@ import tools.jackson.core.JacksonException;
  *
  * <p>Immutable. Its JSON form is exactly Python Dynamo's (pydantic v2, compact, fields in this order):
  * <pre>{"descriptors":[{"device":"cpu","ptr":4096,"size":16}],"nixl_metadata":"b64:…","notification_key":"…","operation_kind":1}</pre>
- * It is annotated for Jackson (2 and 3), so it travels as a REST request or response body with an
- * application's own mapper; {@link #toJson()} and {@link #fromJson(String)} need no mapper at all.
+ * It travels as a REST request or response body with an application's own Jackson mapper (2 or 3): the mapper writes
+ * {@link #toJson()} as it is, and hands what it parsed to the validation {@link #fromJson(String)} applies, so both
+ * read, refuse and word refusals alike. {@link #toJson()} and {@link #fromJson(String)} need no mapper at all.
  *
  * <p>Every rule of the wire format is checked on construction, and a broken rule raises an
  * {@link InvalidMetadataException} that names the field. The NIXL metadata is checked up front (it must
@@ -31,17 +26,12 @@ import tools.jackson.core.JacksonException;
  * bytes are kept), so a malformed or hostile document is refused before any memory is registered, read
  * or written; a connector then decodes it once more under its own, usually smaller, {@code maxMetadataSize}.
  */
-@JsonPropertyOrder({"descriptors", "nixl_metadata", "notification_key", "operation_kind"})
-@JsonIgnoreProperties(ignoreUnknown = false)
-@JsonAutoDetect(getterVisibility = JsonAutoDetect.Visibility.NONE,
-        isGetterVisibility = JsonAutoDetect.Visibility.NONE, fieldVisibility = JsonAutoDetect.Visibility.NONE)
 public final class RdmaMetadata {
 
     /** Upper bound on decoded NIXL agent metadata anywhere (a connector's {@code maxMetadataSize} is at most this). */
     public static final int MAX_NIXL_METADATA_BYTES = 64 * 1024 * 1024;
 
-    private static final Set<String> FIELDS =
-            Set.of("descriptors", "nixl_metadata", "notification_key", "operation_kind");
+    private static final List<String> FIELDS = List.of("descriptors", "nixl_metadata", "notification_key", "operation_kind");
 
     private final List<SerializedDescriptor> descriptors;
     private final String nixlMetadata;
@@ -155,46 +145,38 @@ public final class RdmaMetadata {
         }
     }
 
-    @JsonCreator
-    static RdmaMetadata fromJsonFields(@JsonProperty("descriptors") Object descriptors,
-            @JsonProperty("nixl_metadata") Object nixlMetadata, @JsonProperty("notification_key") Object notificationKey,
-            @JsonProperty("operation_kind") Object operationKind) {
-        return fromFields(descriptors, nixlMetadata, notificationKey, operationKind);
-    }
-
-    private static RdmaMetadata fromFields(Object descriptors, Object nixlMetadata, Object notificationKey,
-            Object operationKind) {
+    /**
+     * The one validation of a parsed document, whoever parsed it: {@link #fromJson(String)}'s reader, or an
+     * application's Jackson mapper binding a request body (its untyped values: maps, lists, strings, numbers).
+     */
+    @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+    static RdmaMetadata fromTree(@Nullable Object document) {
+        if (!(document instanceof Map<?, ?> map)) {
+            throw new InvalidMetadataException("(document)", "must be a JSON object, was " + WireValues.describe(document));
+        }
+        WireValues.refuseUnknownFields(map, FIELDS, "");
+        Object descriptors = map.get("descriptors");
         if (descriptors == null) {
             throw new InvalidMetadataException("descriptors", "is required");
         }
         if (!(descriptors instanceof List<?> list)) {
-            // Jackson may hand us already-bound descriptors; anything else is malformed.
             throw new InvalidMetadataException("descriptors", "must be an array, was " + WireValues.describe(descriptors));
         }
         List<SerializedDescriptor> parsed = new ArrayList<>(list.size());
         for (int i = 0; i < list.size(); i++) {
-            Object item = list.get(i);
-            parsed.add(item instanceof SerializedDescriptor sd ? sd : SerializedDescriptor.fromMap(item, "descriptors[" + i + "]."));
+            parsed.add(SerializedDescriptor.fromMap(list.get(i), i == 0 ? "descriptors[0]." : "descriptors[" + i + "]."));
         }
-        String metadata = WireValues.requireString(required(nixlMetadata, "nixl_metadata"), "nixl_metadata");
-        String key = WireValues.requireString(required(notificationKey, "notification_key"), "notification_key");
-        long kind = WireValues.requireLong(required(operationKind, "operation_kind"), "operation_kind");
+        String metadata = WireValues.requireString(required(map.get("nixl_metadata"), "nixl_metadata"), "nixl_metadata");
+        String key = WireValues.requireString(required(map.get("notification_key"), "notification_key"),
+                "notification_key");
+        long kind = WireValues.requireLong(required(map.get("operation_kind"), "operation_kind"), "operation_kind");
         if (kind != OperationKind.READ.value() && kind != OperationKind.WRITE.value()) {
             throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + kind);
         }
         return ofParsed(parsed, metadata, key, OperationKind.fromValue((int) kind));
     }
 
-    /**
-     * Refuses unknown fields whatever the mapper's configuration: {@code @JsonIgnoreProperties(ignoreUnknown = false)}
-     * alone defers to {@code FAIL_ON_UNKNOWN_PROPERTIES}, which Jackson 3 turns off by default.
-     */
-    @JsonAnySetter
-    void refuseUnknownField(String name, Object value) {
-        throw new InvalidMetadataException(name, "is not allowed (unknown field; expected only " + FIELDS + ")");
-    }
-
-    private static Object required(Object value, String field) {
+    private static Object required(@Nullable Object value, String field) {
         if (value == null) {
             throw new InvalidMetadataException(field, "is required");
         }
@@ -210,49 +192,42 @@ public final class RdmaMetadata {
         if (json == null) {
             throw new InvalidMetadataException("(document)", "is null");
         }
-        RdmaMetadata compact = CompactJson.read(json); // null outside its compact subset: Jackson reads it
-        if (compact != null) {
-            return compact;
-        }
-        Object tree;
+        Object document;
         try {
-            tree = Json.MAPPER.readValue(json, Object.class);
-        } catch (JacksonException e) {
-            throw new InvalidMetadataException("(document)", "is not valid JSON: " + e.getOriginalMessage(), e);
+            document = Json.read(json);
+        } catch (Json.MalformedException e) {
+            throw new InvalidMetadataException("(document)", "is not valid JSON: " + e.getMessage(), e);
         }
-        if (!(tree instanceof Map<?, ?> map)) {
-            throw new InvalidMetadataException("(document)", "must be a JSON object, was " + WireValues.describe(tree));
-        }
-        WireValues.refuseUnknownFields(map, FIELDS, "");
-        return fromFields(map.get("descriptors"), map.get("nixl_metadata"), map.get("notification_key"),
-                map.get("operation_kind"));
+        return fromTree(document);
     }
 
-    /** The compact JSON Python Dynamo writes, fields in its order. */
+    /** The compact JSON Python Dynamo writes, fields in its order; what an application's Jackson mapper writes too. */
+    @JsonValue
+    @JsonRawValue
     public String toJson() {
-        String compact = CompactJson.write(descriptors, nixlMetadata, notificationKey, operationKind.value());
-        if (compact != null) {
-            return compact;
+        String metadata = Json.escape(nixlMetadata);
+        String key = Json.escape(notificationKey);
+        if (descriptors.size() == 1) {
+            // Most operations publish one descriptor: one concatenation, which allocates only the result, sized exactly.
+            SerializedDescriptor only = descriptors.get(0);
+            return "{\"descriptors\":[{\"device\":\"" + Json.escape(only.device()) + "\",\"ptr\":" + only.ptr()
+                    + ",\"size\":" + only.size() + "}],\"nixl_metadata\":\"" + metadata + "\",\"notification_key\":\""
+                    + key + "\",\"operation_kind\":" + operationKind.value() + "}";
         }
-        Map<String, Object> map = new LinkedHashMap<>();
-        List<Map<String, Object>> items = new ArrayList<>(descriptors.size());
-        for (SerializedDescriptor descriptor : descriptors) {
-            items.add(descriptor.toMap());
+        StringBuilder json = new StringBuilder(96 + 64 * descriptors.size() + metadata.length() + key.length())
+                .append("{\"descriptors\":[");
+        for (int i = 0; i < descriptors.size(); i++) {
+            json.append(i == 0 ? "" : ",").append(descriptors.get(i).toJson());
         }
-        map.put("descriptors", items);
-        map.put("nixl_metadata", nixlMetadata);
-        map.put("notification_key", notificationKey);
-        map.put("operation_kind", operationKind.value());
-        return Json.MAPPER.writeValueAsString(map);
+        return json.append("],\"nixl_metadata\":\"").append(metadata).append("\",\"notification_key\":\"").append(key)
+                .append("\",\"operation_kind\":").append(operationKind.value()).append('}').toString();
     }
 
-    @JsonProperty("descriptors")
     public List<SerializedDescriptor> descriptors() {
         return descriptors;
     }
 
     /** The encoded agent metadata, as it travels ({@code b64:…} or legacy hex). */
-    @JsonProperty("nixl_metadata")
     public String nixlMetadata() {
         return nixlMetadata;
     }
@@ -263,7 +238,6 @@ public final class RdmaMetadata {
      * travels only inside this metadata and is never logged; {@link #toString()} shows
      * {@link #notificationKeyFingerprint()} instead.
      */
-    @JsonProperty("notification_key")
     public String notificationKey() {
         return notificationKey;
     }
@@ -275,11 +249,6 @@ public final class RdmaMetadata {
 
     public OperationKind operationKind() {
         return operationKind;
-    }
-
-    @JsonProperty("operation_kind")
-    int operationKindValue() {
-        return operationKind.value();
     }
 
     /**

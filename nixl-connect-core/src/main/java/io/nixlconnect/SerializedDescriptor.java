@@ -1,16 +1,12 @@
 package io.nixlconnect;
 
-import com.fasterxml.jackson.annotation.JsonAnySetter;
-import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
-import com.fasterxml.jackson.annotation.JsonProperty;
-import com.fasterxml.jackson.annotation.JsonPropertyOrder;
-import java.util.LinkedHashMap;
+import com.fasterxml.jackson.annotation.JsonRawValue;
+import com.fasterxml.jackson.annotation.JsonValue;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -19,13 +15,9 @@ import org.jspecify.annotations.Nullable;
  * lower-cased, nothing more ({@code " CUDA "} becomes {@code cuda}) — so a document re-serialised here reads
  * as Python would re-serialise it; {@link #toDevice()} gives the device it names ({@code cuda} is device 0).
  */
-@JsonPropertyOrder({"device", "ptr", "size"})
-@JsonIgnoreProperties(ignoreUnknown = false)
-@JsonAutoDetect(getterVisibility = JsonAutoDetect.Visibility.NONE,
-        isGetterVisibility = JsonAutoDetect.Visibility.NONE, fieldVisibility = JsonAutoDetect.Visibility.NONE)
 public final class SerializedDescriptor {
 
-    private static final Set<String> FIELDS = Set.of("device", "ptr", "size");
+    private static final List<String> FIELDS = List.of("device", "ptr", "size");
 
     private final String deviceText;
     private final Device device;
@@ -43,7 +35,7 @@ public final class SerializedDescriptor {
     }
 
     SerializedDescriptor(String device, long ptr, long size, String fieldPrefix) {
-        this.device = parseDevice(device, fieldPrefix + "device");
+        this.device = parseDevice(device, fieldPrefix);
         this.deviceText = device.strip().toLowerCase(Locale.ROOT);
         if (ptr == 0) {
             throw new InvalidMetadataException(fieldPrefix + "ptr", "must not be 0 (null pointer)");
@@ -58,37 +50,38 @@ public final class SerializedDescriptor {
         this.size = size;
     }
 
-    @JsonCreator
-    static SerializedDescriptor fromJson(@JsonProperty("device") Object device, @JsonProperty("ptr") Object ptr,
-            @JsonProperty("size") Object size) {
-        return new SerializedDescriptor(WireValues.requireString(device, "device"),
-                WireValues.requireLong(ptr, "ptr"), WireValues.requireLong(size, "size"), "");
-    }
-
-    /**
-     * Refuses unknown fields whatever the mapper's configuration: {@code @JsonIgnoreProperties(ignoreUnknown = false)}
-     * alone defers to {@code FAIL_ON_UNKNOWN_PROPERTIES}, which Jackson 3 turns off by default.
-     */
-    @JsonAnySetter
-    void refuseUnknownField(String name, Object value) {
-        throw new InvalidMetadataException(name, "is not allowed (unknown field; expected only " + FIELDS + ")");
+    /** An application's Jackson mapper binding one descriptor: its untyped value, validated as inside a document. */
+    @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+    static SerializedDescriptor fromTree(@Nullable Object value) {
+        return fromMap(value, "");
     }
 
     /** Reads one descriptor object of a parsed document; {@code fieldPrefix} locates it in error messages. */
-    static SerializedDescriptor fromMap(Object value, String fieldPrefix) {
+    static SerializedDescriptor fromMap(@Nullable Object value, String fieldPrefix) {
         if (!(value instanceof Map<?, ?> map)) {
             throw new InvalidMetadataException(fieldPrefix.isEmpty() ? "descriptor" : fieldPrefix.substring(0, fieldPrefix.length() - 1),
                     "must be an object {device, ptr, size}, was " + WireValues.describe(value));
         }
         WireValues.refuseUnknownFields(map, FIELDS, fieldPrefix);
-        for (String name : new String[] {"device", "ptr", "size"}) {
-            if (!map.containsKey(name)) {
-                throw new InvalidMetadataException(fieldPrefix + name, "is required");
-            }
+        Object device = required(map, "device", fieldPrefix);
+        Object ptr = required(map, "ptr", fieldPrefix);
+        Object size = required(map, "size", fieldPrefix);
+        return new SerializedDescriptor(device instanceof String text ? text
+                : WireValues.requireString(device, fieldPrefix + "device"), longValue(ptr, fieldPrefix, "ptr"),
+                longValue(size, fieldPrefix, "size"), fieldPrefix);
+    }
+
+    private static Object required(Map<?, ?> map, String name, String fieldPrefix) {
+        Object value = map.get(name);
+        if (value == null && !map.containsKey(name)) {
+            throw new InvalidMetadataException(fieldPrefix + name, "is required");
         }
-        return new SerializedDescriptor(WireValues.requireString(map.get("device"), fieldPrefix + "device"),
-                WireValues.requireLong(map.get("ptr"), fieldPrefix + "ptr"),
-                WireValues.requireLong(map.get("size"), fieldPrefix + "size"), fieldPrefix);
+        return value;
+    }
+
+    /** The field's name is put together only when the value is not a plain long (most are). */
+    private static long longValue(@Nullable Object value, String fieldPrefix, String name) {
+        return value instanceof Long plain ? plain : WireValues.requireLong(value, fieldPrefix + name);
     }
 
     /**
@@ -96,7 +89,8 @@ public final class SerializedDescriptor {
      * (so not {@code gpu} or {@code host}, which only its {@code Device} constructor reads); what it names is
      * then read as {@link Device#of} reads it.
      */
-    private static Device parseDevice(String device, String field) {
+    private static Device parseDevice(String device, String fieldPrefix) {
+        String field = fieldPrefix + "device"; // cheap: the usual prefix is empty, or a refusal follows
         if (device == null) {
             throw new InvalidMetadataException(field, "is missing (null)");
         }
@@ -112,7 +106,6 @@ public final class SerializedDescriptor {
     }
 
     /** The device text as Python normalises it: trimmed and lower-cased ({@code cpu}, {@code cuda}, {@code cuda:3}). */
-    @JsonProperty("device")
     public String device() {
         return deviceText;
     }
@@ -122,12 +115,10 @@ public final class SerializedDescriptor {
         return device;
     }
 
-    @JsonProperty("ptr")
     public long ptr() {
         return ptr;
     }
 
-    @JsonProperty("size")
     public long size() {
         return size;
     }
@@ -137,12 +128,11 @@ public final class SerializedDescriptor {
         return Descriptor.fromSerialized(this);
     }
 
-    Map<String, Object> toMap() {
-        Map<String, Object> map = new LinkedHashMap<>();
-        map.put("device", device());
-        map.put("ptr", ptr);
-        map.put("size", size);
-        return map;
+    /** {@code {"device":"cpu","ptr":4096,"size":16}}, as inside {@link RdmaMetadata#toJson()}; what a Jackson mapper writes. */
+    @JsonValue
+    @JsonRawValue
+    String toJson() {
+        return "{\"device\":\"" + Json.escape(deviceText) + "\",\"ptr\":" + ptr + ",\"size\":" + size + "}";
     }
 
     @Override

@@ -4,7 +4,7 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Validation of untyped JSON values the way pydantic's lax mode reads them. */
 final class WireValues {
@@ -69,7 +69,17 @@ final class WireValues {
         throw new InvalidMetadataException(field, "must be a string, was " + describe(value));
     }
 
-    static void refuseUnknownFields(Map<?, ?> object, Set<String> known, String prefix) {
+    /** Refuses the first field, in document order, that is not {@code known}. */
+    static void refuseUnknownFields(Map<?, ?> object, List<String> known, String prefix) {
+        int present = 0;
+        for (int i = 0; i < known.size(); i++) {
+            if (object.containsKey(known.get(i))) {
+                present++;
+            }
+        }
+        if (present == object.size()) {
+            return;
+        }
         for (Object key : object.keySet()) {
             if (!known.contains(String.valueOf(key))) {
                 throw new InvalidMetadataException(prefix + key, "is not allowed (unknown field; expected only " + known + ")");
@@ -77,7 +87,11 @@ final class WireValues {
         }
     }
 
-    static String describe(Object value) {
+    /**
+     * A value as JSON names it ({@code a string 'READ'}, {@code a number 1.5}), whatever the parser's representation of
+     * it: this reader's {@code Long} and a Jackson mapper's {@code Integer} or {@code BigInteger} read alike.
+     */
+    static String describe(@Nullable Object value) {
         if (value == null) {
             return "null";
         }
@@ -90,6 +104,9 @@ final class WireValues {
         if (value instanceof Boolean) {
             return "a boolean";
         }
-        return value.getClass().getSimpleName() + " " + value;
+        if (value instanceof Number) {
+            return "a number " + abbreviate(value.toString());
+        }
+        return "a string '" + abbreviate(value.toString()) + "'";
     }
 }

@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.transport.TransportException;
@@ -106,7 +107,8 @@ class ConnectorBehaviourTest {
                     "NIXLAGENT: not ours".getBytes(), "k", OperationKind.READ);
             ReadOperation read = connector.beginRead(foreign, target);
             assertThat(read.status()).isEqualTo(OperationStatus.ERRORED);
-            assertThat(read.failure()).isInstanceOf(TransportException.class)
+            assertThat(read.failure()).isInstanceOf(TransportFailureException.class)
+                    .hasCauseInstanceOf(TransportException.class)
                     .hasMessageContaining("not from an embedded-transport peer");
             assertThatThrownBy(read::waitForCompletion).isInstanceOf(TransferException.class)
                     .hasMessageContaining("not from an embedded-transport peer");
@@ -148,7 +150,33 @@ class ConnectorBehaviourTest {
             ReadOperation read = connector.beginRead(metadata, target);
             assertThatThrownBy(() -> read.waitForCompletion(Duration.ofSeconds(10))).isInstanceOf(TransferException.class)
                     .hasMessageContaining("127.0.0.1:" + closedPort);
-            assertThat(read.failure()).isInstanceOf(TransportException.class);
+            assertThat(read.failure()).isInstanceOf(TransportFailureException.class)
+                    .hasCauseInstanceOf(TransportException.class);
+        }
+    }
+
+    @Test
+    void aTransportsFailureReachesTheCallerOnlyAsAnExceptionOfTheApiWithTheSpisAsCause() throws Exception {
+        int closedPort;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = probe.getLocalPort();
+        }
+        try (Connector connector = new Connector(embedded().build()); Descriptor target = Descriptor.allocate(64)) {
+            RdmaMetadata metadata = RdmaMetadata.of(List.of(new SerializedDescriptor("cpu", 4096, 64)),
+                    embeddedAgentMetadata("gone", "127.0.0.1", closedPort), "k", OperationKind.READ);
+            ReadOperation read = connector.beginRead(metadata, target);
+            TransferException thrown = catchThrowableOfType(TransferException.class,
+                    () -> read.waitForCompletion(Duration.ofSeconds(10)));
+            Throwable failure = read.failure();
+            // returned, thrown and through the future: the API's exceptions, the SPI's only as a cause
+            assertThat(failure).isInstanceOf(TransportFailureException.class);
+            assertThat(failure.getClass().getPackageName()).isEqualTo("io.nixlconnect");
+            assertThat(((TransportFailureException) failure).backend()).isEqualTo(connector.backendName());
+            assertThat(failure.getCause()).isInstanceOf(TransportException.class);
+            assertThat(failure.getMessage()).contains(failure.getCause().getMessage());
+            assertThat(thrown.getCause()).isSameAs(failure);
+            assertThatThrownBy(() -> read.completion().get(10, TimeUnit.SECONDS))
+                    .cause().isInstanceOf(TransferException.class).cause().isSameAs(failure);
         }
     }
 

@@ -146,12 +146,7 @@ class DeadlinesTest {
 
     /** Arms a deadline that runs {@code expiry}. */
     private Deadlines.Deadline arm(Duration limit, Runnable expiry) {
-        Deadlines.Deadline deadline = new Deadlines.Deadline() {
-            @Override
-            void expire() {
-                expiry.run();
-            }
-        };
+        Deadlines.Deadline deadline = new Deadlines.Deadline(expiry);
         deadlines.arm(deadline, limit);
         return deadline;
     }

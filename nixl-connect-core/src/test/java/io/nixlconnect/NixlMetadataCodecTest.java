@@ -234,34 +234,6 @@ class NixlMetadataCodecTest {
     }
 
     @Test
-    void aSharedDecodingIsTheRememberedBytesUnderTheSameLimit() {
-        byte[] data = TestData.random(300);
-        String encoded = NixlMetadataCodec.encode(data);
-        byte[] first = NixlMetadataCodec.decodeShared(encoded, LIMIT);
-        byte[] second = NixlMetadataCodec.decodeShared(new String(encoded.toCharArray()), LIMIT);
-        assertThat(first).isEqualTo(data);
-        assertThat(second).isSameAs(first); // no copy per operation
-        assertThat(NixlMetadataCodec.decode(encoded, LIMIT)).isEqualTo(data).isNotSameAs(first); // decode still copies
-        assertThatThrownBy(() -> NixlMetadataCodec.decodeShared(encoded, 299)).isInstanceOf(InvalidMetadataException.class)
-                .hasMessageContaining("more than 299 bytes");
-    }
-
-    @Test
-    void aParserReusesARememberedEnvelopeOnlyForExactlyItsText() {
-        String encoded = NixlMetadataCodec.encode(TestData.random(200));
-        NixlMetadataCodec.validate(encoded, LIMIT);
-        String document = "{\"nixl_metadata\":\"" + encoded + "\"}";
-        int start = document.indexOf(encoded);
-        assertThat(NixlMetadataCodec.recentEnvelope(document, start, start + encoded.length())).isSameAs(encoded);
-        // Same slot (the last character 16 higher keeps the hash's low bits), other text: not that string.
-        char last = encoded.charAt(encoded.length() - 1);
-        String sameSlot = encoded.substring(0, encoded.length() - 1) + (char) (last < 'a' ? last + 16 : last - 16);
-        assertThat(sameSlot.hashCode() & 15).isEqualTo(encoded.hashCode() & 15);
-        assertThat(NixlMetadataCodec.recentEnvelope(sameSlot, 0, sameSlot.length())).isNull();
-        assertThat(NixlMetadataCodec.recentEnvelope(document, start, start + encoded.length() - 1)).isNull();
-    }
-
-    @Test
     void boundAppliesToHexToo() {
         String hex = HexFormat.of().formatHex(zlib(new byte[100_000]));
         assertThat(refused(hex, 50_000).getMessage()).contains("more than 50000 bytes");

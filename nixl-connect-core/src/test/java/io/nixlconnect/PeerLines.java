@@ -65,6 +65,12 @@ final class PeerLines implements AutoCloseable {
         input.println(command);
     }
 
+    /** Sends {@code command} and returns the next line starting with {@code prefix}. */
+    String sendAndNext(String command, String prefix) throws InterruptedException {
+        send(command);
+        return next(prefix);
+    }
+
     /** The next line starting with {@code prefix} (earlier lines are skipped); fails after 60 s or on an ERROR line. */
     String next(String prefix) throws InterruptedException {
         while (true) {

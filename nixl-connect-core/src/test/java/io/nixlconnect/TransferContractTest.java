@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -386,6 +387,58 @@ abstract class TransferContractTest {
         assertNothingRegistered();
     }
 
+    /**
+     * Issue 22 item 6: threads that read while the consumer closes see the close as such: a read that had started
+     * ends CANCELLED ({@link TransferException}), one that starts during or after the close gets
+     * {@link ConnectorClosedException}; never another type (NIXL threw {@code IllegalStateException("Connection … is
+     * closed")} at those that raced the close).
+     */
+    @Test
+    void threadsTransferringWhileTheConnectorClosesGetConnectorClosedException() throws Exception {
+        int threads = 4;
+        List<Throwable> thrown = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (Descriptor source = new Descriptor(TestData.random(4096))) {
+            ReadableOperation readable = producer.createReadable(1_000_000, source);
+            RdmaMetadata metadata = readable.metadata();
+            for (int round = 0; round < 20; round++) {
+                Connector closing = new Connector(options().workerId("closing-" + round).build());
+                java.util.concurrent.CountDownLatch reading = new java.util.concurrent.CountDownLatch(threads);
+                List<Thread> readers = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    Thread reader = new Thread(() -> {
+                        try (Descriptor target = Descriptor.allocate(4096)) {
+                            for (int i = 0; ; i++) {
+                                if (i == 2) {
+                                    reading.countDown();
+                                }
+                                closing.read(metadata, target);
+                            }
+                        } catch (Throwable e) {
+                            thrown.add(e);
+                            reading.countDown();
+                        }
+                    }, "reader-" + t);
+                    readers.add(reader);
+                    reader.start();
+                }
+                assertThat(reading.await(60, TimeUnit.SECONDS)).isTrue();
+                closing.close();
+                for (Thread reader : readers) {
+                    reader.join(TimeUnit.SECONDS.toMillis(60));
+                }
+            }
+            readable.close();
+        }
+        assertThat(thrown).hasSize(20 * threads);
+        for (Throwable e : thrown) {
+            if (e instanceof TransferException transfer) {
+                assertThat(transfer.status()).as("%s", e).isEqualTo(OperationStatus.CANCELLED);
+            } else {
+                assertThat(e).as("what a thread that raced the close got").isInstanceOf(ConnectorClosedException.class);
+            }
+        }
+    }
+
     @Test
     void closingTheConnectorCancelsWhatIsInFlight() {
         Descriptor buffer = Descriptor.allocate(64);
@@ -661,6 +714,12 @@ abstract class TransferContractTest {
         slice.close(); // owns nothing: the buffer stays usable
         assertThat(buffer.slice(0, 8).toByteArray()).hasSize(8);
         buffer.close();
+        // NIXL drains a window closed before its notification (a peer may be mid-read) for up to its drain limit of
+        // about 2 s; the buffer's close returned at once (the library frees its own memory after that).
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (producer.registeredBytes() != 0 && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(10_000_000);
+        }
         assertThatThrownBy(() -> producer.createReadable(slice)).isInstanceOf(IllegalStateException.class);
         Descriptor orphan = Descriptor.allocate(8);
         Descriptor view = orphan.slice(0, 8);

@@ -391,6 +391,34 @@ public class NixlConnectProperties implements Validator {
          */
         private Duration progressThreadDelay;
 
+        /**
+         * How long a passive operation closed before its peer's notification keeps its memory registered for a
+         * transfer that may still be in flight, plus the memory's size at 100 MB/s.
+         */
+        private Duration drainLimit = NixlSettings.DEFAULT_DRAIN_LIMIT;
+
+        /**
+         * Cap on memory kept resident for peers that stalled past the drain limit (health shows it against this; a
+         * warning beyond it). Host memory the library owns has its pages given back at once; what counts is GPU memory.
+         */
+        private DataSize maxKeptMemory = DataSize.ofBytes(NixlSettings.DEFAULT_MAX_KEPT_BYTES);
+
+        public Duration getDrainLimit() {
+            return drainLimit;
+        }
+
+        public void setDrainLimit(Duration drainLimit) {
+            this.drainLimit = drainLimit;
+        }
+
+        public DataSize getMaxKeptMemory() {
+            return maxKeptMemory;
+        }
+
+        public void setMaxKeptMemory(DataSize maxKeptMemory) {
+            this.maxKeptMemory = maxKeptMemory;
+        }
+
         public String getLibraryPath() {
             return libraryPath;
         }

@@ -143,6 +143,14 @@ final class NixlConnectPropertiesValidator implements Validator {
             errors.rejectValue("backendParameters", "invalid", "must have non-empty names and values, free of NUL "
                     + "characters: nixl.connect.nixl.backend-parameters.<name>=<value>");
         }
+        Duration drainLimit = nixl.getDrainLimit();
+        if (drainLimit == null || drainLimit.isNegative() || drainLimit.isZero()) {
+            errors.rejectValue("drainLimit", "notPositive", "must be positive, such as 2s (the default)");
+        }
+        DataSize maxKept = nixl.getMaxKeptMemory();
+        if (maxKept == null || maxKept.isNegative()) {
+            errors.rejectValue("maxKeptMemory", "negative", "must be 0 or more, such as 1GB (the default)");
+        }
         Duration progressDelay = nixl.getProgressThreadDelay();
         if (progressDelay != null && progressDelay.isNegative()) {
             errors.rejectValue("progressThreadDelay", "negative", "must be zero or positive when set, such as 100us "

@@ -137,7 +137,9 @@ final class NixlConnectorFactory {
                 .withBackends(nixl.getBackends())
                 .withBackendParameters(nixl.getBackendParameters())
                 .withNixlProgressThreadDelayMicros(delay == null
-                        ? NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS : delay.toNanos() / 1000);
+                        ? NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS : delay.toNanos() / 1000)
+                .withDrainLimit(nixl.getDrainLimit())
+                .withMaxKeptBytes(nixl.getMaxKeptMemory().toBytes());
     }
 
     private static Path path(String value) {

@@ -69,6 +69,7 @@ class NixlConnectAutoConfigurationTests {
                 "nixl.connect.embedded.max-ranges-per-request=4096",
                 "nixl.connect.nixl.backends=UCX,GDS", "nixl.connect.nixl.progress-thread-delay=250us",
                 "nixl.connect.nixl.backend-parameters.num_threads=4", "nixl.connect.nixl.library-path=/opt/nixl/lib",
+                "nixl.connect.nixl.drain-limit=750ms", "nixl.connect.nixl.max-kept-memory=256MB",
                 "nixl.connect.cuda.device-id=3", "nixl.connect.cuda.required=false",
                 "nixl.connect.shutdown.grace-period=1500ms").run(context -> {
             ConnectorOptions options = context.getBean(Connector.class).options();
@@ -88,6 +89,8 @@ class NixlConnectAutoConfigurationTests {
             // backend=embedded leaves NIXL out of the list; its settings map all the same.
             NixlSettings nixl = NixlConnectorFactory.nixl(properties.getNixl());
             assertThat(nixl.backends()).containsExactly("UCX", "GDS");
+            assertThat(nixl.drainLimit()).isEqualTo(Duration.ofMillis(750));
+            assertThat(nixl.maxKeptBytes()).isEqualTo(256L << 20);
             assertThat(nixl.backendParameters()).isEqualTo(Map.of("num_threads", "4"));
             assertThat(nixl.libraryDir()).isEqualTo(Path.of("/opt/nixl/lib"));
             assertThat(nixl.nixlProgressThreadDelayMicros()).isEqualTo(250);

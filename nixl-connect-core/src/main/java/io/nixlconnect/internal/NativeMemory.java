@@ -2,6 +2,7 @@ package io.nixlconnect.internal;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Native;
+import com.sun.jna.Platform;
 import com.sun.jna.Pointer;
 import java.nio.ByteBuffer;
 
@@ -35,6 +36,41 @@ public final class NativeMemory {
         Memory memory = new Memory(Math.max(1, size));
         memory.clear();
         return memory;
+    }
+
+    /**
+     * Gives the whole pages within {@code length} bytes at {@code address} back to the operating system while they
+     * stay mapped ({@code madvise(MADV_DONTNEED)}: they read as zeros from then on, and take memory again only if
+     * written). For memory that must stay addressable but whose bytes nobody needs: an allocation a stalled peer
+     * could still ask UCX for. Returns the bytes released; 0 where this is not Linux or the call failed.
+     */
+    public static long releasePages(long address, long length) {
+        if (!Platform.isLinux() || length <= 0) {
+            return 0;
+        }
+        long page = Libc.PAGE_SIZE;
+        long start = (address + page - 1) / page * page;
+        long end = (address + length) / page * page;
+        if (end <= start) {
+            return 0;
+        }
+        return Libc.madvise(new Pointer(start), end - start, Libc.MADV_DONTNEED) == 0 ? end - start : 0;
+    }
+
+    /** The two libc calls {@link #releasePages} needs, bound directly. */
+    private static final class Libc {
+        static final int MADV_DONTNEED = 4;
+        private static final int SC_PAGESIZE = 30;
+
+        static {
+            Native.register(Platform.C_LIBRARY_NAME);
+        }
+
+        static final long PAGE_SIZE = sysconf(SC_PAGESIZE);
+
+        static native int madvise(Pointer address, long length, int advice);
+
+        static native long sysconf(int name);
     }
 
     public static void copyIn(byte[] source, long address) {

@@ -71,4 +71,13 @@ public interface PassiveWindow extends AutoCloseable {
             throw new IllegalStateException("Freeing memory kept for a window failed", e);
         }
     }
+
+    /**
+     * As {@link #keepUntilAgentCloses(AutoCloseable)}, saying how much memory this keeps resident that its owner
+     * would otherwise have freed now ({@code residentBytes}; 0 for what only keeps memory in use reachable, or memory
+     * whose pages were given back to the system first): the transport caps and reports it.
+     */
+    default void keepUntilAgentCloses(AutoCloseable memory, long residentBytes) {
+        keepUntilAgentCloses(memory);
+    }
 }

@@ -57,8 +57,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
      * bytes), and only as fast as this agent's worker is progressed: idle, the loop progresses it every 10 ms.
      */
     static final long REPORT_PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /** The fixed part of {@link #drainLimitNanos}; tests shorten it. */
-    static volatile long drainBaseNanos = TimeUnit.SECONDS.toNanos(2);
+    /** When not negative, the fixed part of {@link #drainLimitNanos} instead of {@link NixlSettings#drainLimit()}: tests shorten it. */
+    static volatile long drainBaseNanos = -1;
 
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
@@ -84,6 +84,12 @@ final class NixlAgentCore implements ProgressLoop.Work {
     /** Memory of windows released at their drain limit, freed when the agent is destroyed. */
     private final List<AutoCloseable> keptUntilClose = new ArrayList<>();
     private long keptBytes; // guarded by keptUntilClose
+    /**
+     * Memory kept that its owner would have freed: owned memory of closed descriptors, less pages given back to the
+     * system (see {@link NixlSettings#maxKeptBytes()}). {@link #keptBytes} also counts windows over memory still in use.
+     */
+    private long keptResidentBytes; // guarded by keptUntilClose
+    private boolean overKeptCap; // guarded by keptUntilClose
     private final NotificationDispatcher dispatcher =
             new NotificationDispatcher(MAX_EARLY_NOTIFICATIONS, MAX_EARLY_NOTIFICATION_BYTES);
     private final ProgressLoop progress;
@@ -355,13 +361,62 @@ final class NixlAgentCore implements ProgressLoop.Work {
         if (parsed.agent().equals(name)) {
             throw new InvalidAgentMetadataException("Agent", "is this agent's own name '" + name + "'");
         }
-        lifecycle.readLock().lock();
-        try {
-            ensureOpen();
-            return peers.load(metadata, parsed.agent());
-        } finally {
-            lifecycle.readLock().unlock();
+        long deadline = System.nanoTime() + MAX_PEER_WAIT_NANOS;
+        while (true) {
+            List<CompletableFuture<Void>> pending;
+            lifecycle.readLock().lock();
+            try {
+                ensureOpen();
+                return peers.load(metadata, parsed.agent());
+            } catch (NixlPeers.PeerBusyException busy) {
+                pending = transferCompletionsTo(parsed.agent());
+                if (pending.isEmpty()) {
+                    continue; // they ended meanwhile
+                }
+            } finally {
+                lifecycle.readLock().unlock();
+            }
+            awaitEnds(pending, parsed.agent(), deadline);
         }
+    }
+
+    /**
+     * Bounds the wait of a load for transfers to a peer of the same name (each also ends at its own operation
+     * timeout, which is far shorter).
+     */
+    static final long MAX_PEER_WAIT_NANOS = TimeUnit.MINUTES.toNanos(10);
+
+    /**
+     * Waits, holding no lock, for transfers that stand in the way of new metadata for {@code remote} (issue 22 item
+     * 5: a second agent under a producer's name, or a peer whose connection failed). They end by themselves: done,
+     * failed, or at their operation timeout.
+     */
+    private void awaitEnds(List<CompletableFuture<Void>> pending, String remote, long deadline) {
+        try {
+            CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
+                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.CancellationException e) {
+            // one of them failed or was cancelled: it has ended all the same
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new TransportException("NIXL agent " + name + " cannot take new metadata for peer '" + remote
+                    + "': " + pending.size() + " transfer(s) to an agent of that name are still in flight after "
+                    + TimeUnit.NANOSECONDS.toMinutes(MAX_PEER_WAIT_NANOS) + " minutes");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException("NIXL agent " + name + ": interrupted while waiting for the transfers to '"
+                    + remote + "' to end before taking its new metadata");
+        }
+    }
+
+    /** The completions of the transfers to {@code remote} not ended yet. */
+    private List<CompletableFuture<Void>> transferCompletionsTo(String remote) {
+        List<CompletableFuture<Void>> completions = new ArrayList<>();
+        for (NixlTransfer transfer : inFlight) {
+            if (remote.equals(transfer.remote()) && !transfer.state().isTerminal()) {
+                completions.add(transfer.completion());
+            }
+        }
+        return completions;
     }
 
     /** The peers that transfers in flight target. */
@@ -373,8 +428,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
         return remotes;
     }
 
+    /** Transfers to {@code remote} not ended yet (one that has ended leaves {@link #inFlight} a moment later). */
     long transfersInFlightTo(String remote) {
-        return inFlight.stream().filter(transfer -> remote.equals(transfer.remote())).count();
+        return inFlight.stream().filter(transfer -> remote.equals(transfer.remote()) && !transfer.state().isTerminal())
+                .count();
     }
 
     /** Peers loaded now. */
@@ -431,8 +488,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
                                 outcome = transfer.finish(status);
                             } else {
                                 transfer.finish(status);
-                                throw new TransportException("NIXL agent " + name + " could not post " + description
-                                        + ": " + NixlCapi.statusName(status));
+                                throw transferFailure(remote, "NIXL agent " + name + " could not post "
+                                        + description, status);
                             }
                         }
                     }
@@ -507,6 +564,20 @@ final class NixlAgentCore implements ProgressLoop.Work {
         inFlight.remove(transfer);
     }
 
+    /**
+     * A transfer to {@code remote} failed ({@code what}: "could not post …" or "… failed"): the peer is torn down at
+     * its next load ({@link NixlPeers#markBroken}), and the error says what most likely happened. A peer refuses a
+     * transfer whose window is gone (its operation completed, was closed or timed out) the way it refuses a dead
+     * peer's: UCX fails the endpoint; NIXL cannot tell which.
+     */
+    TransportException transferFailure(String remote, String what, int status) {
+        peers.markBroken(remote);
+        return new TransportException(what + ": " + NixlCapi.statusName(status) + ". Most likely the window this"
+                + " metadata describes is gone (its operation on the peer completed, was closed or timed out: metadata"
+                + " serves one transfer per reader), or the peer died or restarted. The connection to '" + remote
+                + "' is made anew with the next metadata");
+    }
+
     // --- windows ---
 
     PassiveWindow openWindow(TransferOp access, List<MemoryRegion> regions, byte[] notification, int notifications) {
@@ -566,7 +637,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 endDrain(window);
             }
         });
-        long limit = drainLimitNanos(window.bytes());
+        long limit = drainLimitNanos(drainBaseNanos >= 0 ? drainBaseNanos : settings.drainLimit().toNanos(), window.bytes());
         CompletableFuture.delayedExecutor(limit, TimeUnit.NANOSECONDS).execute(() -> {
             if (draining.contains(window)) {
                 log.warn("NIXL agent {}: a window of {} bytes closed before its notification got no notification within"
@@ -575,6 +646,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
                         TimeUnit.NANOSECONDS.toMillis(limit));
                 dispatcher.cancel(window.waiter());
                 if (draining.remove(window)) {
+                    synchronized (keptUntilClose) {
+                        keptBytes += window.bytes(); // counted once per window, whatever then holds its memory
+                    }
                     window.markReleasedWithoutNotification();
                 }
             }
@@ -582,9 +656,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         progress.wake();
     }
 
-    /** How long a window closed early stays unreleased at most: 2 s plus its size at 100 MB/s. */
-    static long drainLimitNanos(long bytes) {
-        return drainBaseNanos + bytes / DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1)
+    /** How long a window closed early stays unreleased at most: {@code base} (2 s by default) plus its size at 100 MB/s. */
+    static long drainLimitNanos(long base, long bytes) {
+        return base + bytes / DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1)
                 + bytes % DRAIN_BYTES_PER_SECOND * TimeUnit.SECONDS.toNanos(1) / DRAIN_BYTES_PER_SECOND;
     }
 
@@ -602,13 +676,25 @@ final class NixlAgentCore implements ProgressLoop.Work {
      * Keeps the memory of a window released at its drain limit until this agent is destroyed: the UCX worker
      * that could serve a stalled peer's late GET or PUT from it goes with the agent.
      */
-    void keepUntilClosed(AutoCloseable memory, long bytes) {
+    void keepUntilClosed(AutoCloseable memory, long bytes, long residentBytes) {
         lifecycle.readLock().lock();
         try {
             if (agent != 0) {
+                long resident;
+                boolean crossed;
                 synchronized (keptUntilClose) {
                     keptUntilClose.add(memory);
                     keptBytes += bytes;
+                    keptResidentBytes += residentBytes;
+                    resident = keptResidentBytes;
+                    crossed = !overKeptCap && resident > settings.maxKeptBytes();
+                    overKeptCap = resident > settings.maxKeptBytes();
+                }
+                if (crossed) {
+                    log.warn("NIXL agent {}: {} bytes of memory that closed descriptors owned are kept resident for"
+                            + " peers that stalled past the drain limit, over the cap of {} (NixlSettings.maxKeptBytes):"
+                            + " GPU memory cannot be given back before the connector closes (host memory is, but for"
+                            + " the partial pages at its ends)", name, resident, settings.maxKeptBytes());
                 }
                 return;
             }
@@ -794,6 +880,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("serving", isServing());
         details.put("registrations", registrations.size());
         details.put("remoteAgents", peers.loadedCount());
+        details.put("peersReconnected", peers.reconnectedCount());
+        details.put("peersToReconnect", peers.brokenCount());
         details.put("transfersInFlight", inFlight.size());
         details.put("transfersPosted", transfersPosted);
         details.put("transfersEndedOnWaitingThread", transfersEndedOnWaitingThreads.sum());
@@ -804,6 +892,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("windowsDraining", draining.size());
         synchronized (keptUntilClose) {
             details.put("bytesKeptAfterDrainLimit", keptBytes);
+            details.put("bytesKeptResident", keptResidentBytes);
+            details.put("memoryHeldUntilClose", keptUntilClose.size());
+            details.put("maxKeptBytes", settings.maxKeptBytes());
         }
         details.put("cudaRuntime", NixlCudaSupport.cudaRuntimeStatus());
         details.put("notificationsReceived", notificationsReceived);
@@ -862,6 +953,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 kept = new ArrayList<>(keptUntilClose);
                 keptUntilClose.clear();
                 keptBytes = 0;
+                keptResidentBytes = 0;
+                overKeptCap = false;
             }
             closeKept(kept);
             onClose.accept(this);

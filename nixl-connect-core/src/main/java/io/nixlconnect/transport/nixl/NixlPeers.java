@@ -13,6 +13,8 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The peers loaded into one NIXL agent and the metadata each was loaded from, and when a peer is replaced
@@ -31,6 +33,13 @@ final class NixlPeers {
     private final NixlAgentCore core;
     /** Loaded peers, least recently loaded first (access order). */
     private final LinkedHashMap<String, byte[]> loaded = new LinkedHashMap<>(16, 0.75f, true);
+    /**
+     * Peers a transfer to which failed: their UCX endpoint may be in error (NIXL then says the peer "was
+     * disconnected"), so they are torn down and connected anew at their next load. Not under this object's monitor:
+     * transfers report failures holding their own lock, which {@link NixlAgentCore#post} takes inside this monitor.
+     */
+    private final Set<String> broken = ConcurrentHashMap.newKeySet();
+    private final LongAdder reconnected = new LongAdder();
 
     NixlPeers(NixlAgentCore core) {
         this.core = core;
@@ -50,6 +59,9 @@ final class NixlPeers {
      * completion callbacks on the progress thread need.
      */
     synchronized String load(byte[] metadata, String named) {
+        if (!broken.isEmpty() && broken.contains(named)) {
+            tearDownBroken(named);
+        }
         // Every operation loads its peer: when NIXL already holds this exact blob, loading it would be a
         // no-op merge, so skip the native call (~15-30 us per small operation).
         byte[] held = loaded.get(named); // also marks it recently loaded
@@ -71,10 +83,10 @@ final class NixlPeers {
         }
         long pending = core.transfersInFlightTo(remote);
         if (pending > 0) {
-            throw new TransportException("NIXL agent " + core.name() + " cannot take new metadata for peer '" + remote
-                    + "' (NIXL refused to merge it: " + NixlCapi.statusName(refusal) + "; the peer restarted or"
-                    + " re-registered memory under a new key) while " + pending + " transfer(s) to it are in"
-                    + " flight; replacing it would fail them");
+            throw new PeerBusyException("NIXL agent " + core.name() + " cannot take new metadata for peer '" + remote
+                    + "' (NIXL refused to merge it: " + NixlCapi.statusName(refusal) + "; the peer restarted, another"
+                    + " agent took its name, or it re-registered memory under a new key) while " + pending
+                    + " transfer(s) to it are in flight; replacing it would fail them");
         }
         log.debug("NIXL agent {}: replacing peer {} (NIXL refused to merge its new metadata: {})", core.name(),
                 remote, NixlCapi.statusName(refusal));
@@ -88,12 +100,69 @@ final class NixlPeers {
         return takeString(remoteName[0]);
     }
 
+    /**
+     * A transfer to {@code remote} failed: its connection is torn down before NIXL sees that peer's metadata again.
+     * Without this, NIXL 1.5 merged the next metadata into the peer whose endpoint had failed, failed
+     * ({@code REMOTE_DISCONNECT}), dropped the peer but not its UCX connection, and refused every later load under
+     * that name ({@code ERROR_INVALID_PARAM}) until the process restarted.
+     */
+    void markBroken(String remote) {
+        broken.add(remote);
+    }
+
+    /**
+     * Invalidates a broken peer (NIXL disconnects its backends: UCX's endpoint goes), so that the next load connects
+     * anew. Only once no transfer to it is in flight: invalidating frees what such a transfer still uses.
+     */
+    private void tearDownBroken(String remote) {
+        long pending = core.transfersInFlightTo(remote);
+        if (pending > 0) {
+            throw new PeerBusyException("NIXL agent " + core.name() + ": a transfer to peer '" + remote + "' failed"
+                    + " and its connection is to be made anew, once its " + pending + " transfer(s) still in flight"
+                    + " have ended");
+        }
+        broken.remove(remote);
+        if (loaded.remove(remote) == null) {
+            return; // evicted meanwhile: already invalidated
+        }
+        invalidate(remote);
+        reconnected.increment();
+        log.info("NIXL agent {}: a transfer to peer {} failed; its connection was torn down and is made anew with"
+                + " the metadata at hand", core.name(), remote);
+    }
+
+    /** How many peers were torn down after a failed transfer and loaded anew (health). */
+    long reconnectedCount() {
+        return reconnected.sum();
+    }
+
+    /** Peers a transfer to which failed, to be torn down at their next load (health). */
+    int brokenCount() {
+        return broken.size();
+    }
+
+    /**
+     * The metadata cannot be taken while transfers to an agent of that name are in flight; the agent waits for them
+     * to end, holding no lock, and tries again ({@link NixlAgentCore#loadRemote}).
+     */
+    static final class PeerBusyException extends TransportException {
+        private static final long serialVersionUID = 1L;
+
+        PeerBusyException(String message) {
+            super(message);
+        }
+    }
+
     private TransportException loadFailure(byte[] metadata, int status) {
+        String hint = status == -1
+                // UCX refuses a connection for a name it is connected to already (NIXL kept a stale one).
+                ? "NIXL's backend still holds a connection to an agent of that name that it did not release"
+                : "most often UCX found no transport or network interface that reaches the peer (UCX_TLS,"
+                        + " UCX_NET_DEVICES; NIXL's log says which), else the peer runs a NIXL or UCX this one cannot"
+                        + " talk to";
         return new TransportException("NIXL agent " + core.name() + " could not load remote agent metadata ("
                 + metadata.length + " bytes): " + NixlCapi.statusName(status) + ". The metadata passed the format"
-                + " checks, so NIXL's backend refused it: most often UCX found no transport or network interface that"
-                + " reaches the peer (UCX_TLS, UCX_NET_DEVICES; NIXL's log says which), else the peer runs a NIXL or"
-                + " UCX this one cannot talk to");
+                + " checks, so NIXL's backend refused it: " + hint);
     }
 
     /** Copies and frees a string NIXL allocated for the caller. */
@@ -115,6 +184,7 @@ final class NixlPeers {
         for (String peer : evictable(loaded.keySet(), MAX_LOADED_PEERS, busy)) {
             invalidate(peer);
             loaded.remove(peer);
+            broken.remove(peer);
         }
     }
 
@@ -146,6 +216,7 @@ final class NixlPeers {
     synchronized void invalidateAll() {
         loaded.keySet().forEach(this::invalidate);
         loaded.clear();
+        broken.clear();
     }
 
     private void invalidate(String remote) {

@@ -5,6 +5,7 @@ import io.nixlconnect.transport.TransportException;
 import io.nixlconnect.transport.TransportSettings;
 import io.nixlconnect.transport.TransportUnavailableException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -22,9 +23,17 @@ import org.jspecify.annotations.Nullable;
  * @param nixlProgressThreadDelayMicros negative (the default): NIXL's own progress thread is off and
  *                          this transport's progress loop drives NIXL; {@code >= 0}: NIXL also runs its
  *                          progress thread, pausing that many microseconds between rounds (0 spins a core)
+ * @param drainLimit        the fixed part of the drain limit: how long a passive operation closed before its peer's
+ *                          notification keeps its memory registered (plus its size at 100 MB/s), for a transfer that
+ *                          may still be in flight; positive
+ * @param maxKeptBytes      cap on memory kept resident for peers that stalled past the drain limit, which its owner
+ *                          would have freed (health shows it against this, the agent warns beyond it): host memory the
+ *                          library owns has its pages given back at once (it stays mapped), so what counts is GPU memory
+ *                          and the partial pages at the ends of host allocations; at least 0
  */
 public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, List<String> backends,
-        Map<String, String> backendParameters, long nixlProgressThreadDelayMicros) implements TransportSettings {
+        Map<String, String> backendParameters, long nixlProgressThreadDelayMicros, Duration drainLimit,
+        long maxKeptBytes) implements TransportSettings {
 
     /** The backend's name. */
     public static final String NAME = "nixl";
@@ -32,8 +41,19 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
     public static final List<String> DEFAULT_BACKENDS = List.of("UCX");
     /** Default for {@link #nixlProgressThreadDelayMicros}: NIXL's own progress thread off. */
     public static final long DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS = -1;
+    /** Default for {@link #drainLimit}: 2 s. */
+    public static final Duration DEFAULT_DRAIN_LIMIT = Duration.ofSeconds(2);
+    /** Default for {@link #maxKeptBytes}: 1 GiB. */
+    public static final long DEFAULT_MAX_KEPT_BYTES = 1L << 30;
 
     public NixlSettings {
+        drainLimit = drainLimit == null ? DEFAULT_DRAIN_LIMIT : drainLimit;
+        if (drainLimit.isNegative() || drainLimit.isZero()) {
+            throw new IllegalArgumentException("drainLimit must be positive, was " + drainLimit);
+        }
+        if (maxKeptBytes < 0) {
+            throw new IllegalArgumentException("maxKeptBytes must be >= 0, was " + maxKeptBytes);
+        }
         backends = backends == null ? DEFAULT_BACKENDS : List.copyOf(backends);
         if (backends.isEmpty()) {
             throw new IllegalArgumentException("at least one NIXL backend plugin is needed (e.g. UCX)");
@@ -52,28 +72,45 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
 
     /** Search for NIXL, UCX backend with its defaults. */
     public static NixlSettings defaults() {
-        return new NixlSettings(null, null, DEFAULT_BACKENDS, Map.of(), DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS);
+        return new NixlSettings(null, null, DEFAULT_BACKENDS, Map.of(), DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS,
+                DEFAULT_DRAIN_LIMIT, DEFAULT_MAX_KEPT_BYTES);
     }
 
     public NixlSettings withLibraryDir(@Nullable Path dir) {
-        return new NixlSettings(dir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros);
+        return new NixlSettings(dir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
+                maxKeptBytes);
     }
 
     public NixlSettings withPluginDir(@Nullable Path dir) {
-        return new NixlSettings(libraryDir, dir, backends, backendParameters, nixlProgressThreadDelayMicros);
+        return new NixlSettings(libraryDir, dir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
+                maxKeptBytes);
     }
 
     public NixlSettings withBackends(List<String> names) {
-        return new NixlSettings(libraryDir, pluginDir, names, backendParameters, nixlProgressThreadDelayMicros);
+        return new NixlSettings(libraryDir, pluginDir, names, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
+                maxKeptBytes);
     }
 
     public NixlSettings withBackendParameters(Map<String, String> parameters) {
-        return new NixlSettings(libraryDir, pluginDir, backends, parameters, nixlProgressThreadDelayMicros);
+        return new NixlSettings(libraryDir, pluginDir, backends, parameters, nixlProgressThreadDelayMicros, drainLimit,
+                maxKeptBytes);
     }
 
     /** Turns NIXL's own progress thread on with the given pause, or off with a negative value. */
     public NixlSettings withNixlProgressThreadDelayMicros(long micros) {
-        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, micros);
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, micros, drainLimit, maxKeptBytes);
+    }
+
+    /** Sets the fixed part of the drain limit (positive). */
+    public NixlSettings withDrainLimit(Duration limit) {
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros, limit,
+                maxKeptBytes);
+    }
+
+    /** Sets the cap on memory kept resident for stalled peers (at least 0). */
+    public NixlSettings withMaxKeptBytes(long bytes) {
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
+                drainLimit, bytes);
     }
 
     @Override

@@ -168,8 +168,8 @@ final class NixlTransfer implements TransferHandle {
             return () -> completion.complete(null);
         }
         state = TransferState.ERROR;
-        TransportException error = new TransportException("NIXL transfer " + description + " failed: "
-                + NixlCapi.statusName(status));
+        TransportException error = agent.transferFailure(remote, "NIXL transfer " + description
+                + " failed", status);
         return () -> completion.completeExceptionally(error);
     }
 

@@ -27,7 +27,6 @@ final class NixlWindow implements PassiveWindow, NotificationDispatcher.FailureL
     private final CompletableFuture<Void> released = new CompletableFuture<>();
     private boolean closed;
     private volatile boolean releasedWithoutNotification;
-    private boolean keptCounted; // guarded by this
 
     NixlWindow(NixlAgentCore core, NotificationDispatcher.Waiter waiter, long bytes) {
         this.core = core;
@@ -90,12 +89,12 @@ final class NixlWindow implements PassiveWindow, NotificationDispatcher.FailureL
 
     @Override
     public void keepUntilAgentCloses(AutoCloseable memory) {
-        boolean first;
-        synchronized (this) {
-            first = !keptCounted;
-            keptCounted = true;
-        }
-        core.keepUntilClosed(memory, first ? bytes : 0); // the window's bytes count once, whatever holds them
+        keepUntilAgentCloses(memory, 0);
+    }
+
+    @Override
+    public void keepUntilAgentCloses(AutoCloseable memory, long residentBytes) {
+        core.keepUntilClosed(memory, 0, residentBytes); // the window's bytes were counted at its drain limit
     }
 
     /** NIXL (UCX) picks the path itself; what this side sees is that the notification came through NIXL. */

@@ -746,7 +746,7 @@ class NixlTransferTest {
     void windowClosedEarlyIsReleasedAfterTheDrainLimit() throws Exception {
         PassiveWindow window = windowReleasedAtADrainLimitOf200Ms("no-reader");
         assertThat(window.releasedWithoutNotification()).isTrue();
-        assertThat(NixlAgentCore.drainLimitNanos(1L << 30)).isEqualTo(NixlAgentCore.drainBaseNanos + 10_737_418_240L);
+        assertThat(NixlAgentCore.drainLimitNanos(2_000_000_000L, 1L << 30)).isEqualTo(2_000_000_000L + 10_737_418_240L);
     }
 
     /** A READ window of 4096 bytes closed before any notification, waited out past a drain limit shortened to 200 ms. */
