@@ -63,7 +63,7 @@ public record EmbeddedSettings(String bindAddress, int port, @Nullable String ad
     /**
      * Default for {@link #tcpStreams}: two connections. On a quiet 2-core machine two streams moved a 256 MiB READ
      * 1.25–1.8x faster than one at no more CPU per byte; on a busy one they gained little but cost nothing either
-     * (docs/benchmarks.md). 1 keeps every transfer on one connection.
+     * (docs/benchmarks-history.md). 1 keeps every transfer on one connection.
      */
     public static final int DEFAULT_TCP_STREAMS = 2;
     /** Most {@link #tcpStreams} accepted. */
@@ -190,7 +190,7 @@ public record EmbeddedSettings(String bindAddress, int port, @Nullable String ad
     /**
      * Large transfers over TCP striped over {@code streams} connections to their peer (1: each on one connection), so
      * that the kernel's copies of several connections run on several cores; see docs/architecture.md and
-     * docs/benchmarks.md.
+     * docs/benchmarks-history.md.
      */
     public EmbeddedSettings withTcpStreams(int streams) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,

@@ -36,8 +36,9 @@ import java.util.function.Supplier;
 final class StripedTransfer {
 
     /**
-     * Smallest transfer striped. Measured on 2 cores (docs/benchmarks.md): at 16–48 MiB two streams were no faster
-     * than one (median) and cost 10–25% more CPU per byte; from 64 MiB on they were faster at no more CPU per byte.
+     * Smallest transfer striped. Measured on 2 cores (docs/benchmarks-history.md): at 16–48 MiB two streams were no
+     * faster than one (median) and cost 10–25% more CPU per byte; from 64 MiB on they were faster at no more CPU per
+     * byte.
      */
     static final long MIN_BYTES = 64L << 20;
     /** Smallest stripe: a transfer gets at most one stripe per this many bytes. */

@@ -25,7 +25,7 @@ import java.util.concurrent.locks.LockSupport;
  * completes the transfer (without NIXL's progress thread UCX also moves fragments only when polled)
  * and its caller is waiting; with nothing in flight it {@code yield}s, leaving the core to threads
  * that have work (a caller creating and posting the next request, the peer). Measured on 2 shared
- * cores (docs/benchmarks.md): yielding between the status checks of an in-flight 4 KiB READ added
+ * cores (docs/benchmarks-history.md): yielding between the status checks of an in-flight 4 KiB READ added
  * ~30 us, busy-spinning while nothing was in flight slowed the callers' posts.
  */
 final class ProgressLoop implements Runnable {
