@@ -4,21 +4,22 @@ import io.nixlconnect.Connector;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.Operation;
 import io.nixlconnect.RdmaMetadata;
-import io.nixlconnect.ReadOperation;
 import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.SerializedDescriptor;
 import io.nixlconnect.TransferException;
 import io.nixlconnect.TransferTimeoutException;
 import io.nixlconnect.WaitTimeoutException;
-import io.nixlconnect.WritableOperation;
-import io.nixlconnect.WriteOperation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The connector's operations for application code, plus a few conveniences for controllers: publish a
- * buffer, read a peer's buffers into fresh memory, wait with the configured operation timeout.
+ * What the {@link Connector} lacks for application code in a Spring application, and nothing it already has:
+ * {@link #await} waits with the configured {@code nixl.connect.operation-timeout} as the default, so controllers
+ * need no timeout of their own; {@link #publish(byte[])} publishes a copy of a {@code byte[]} and frees it when the
+ * operation ends; {@link #readInto} and {@link #readBytes} read a peer's buffers into fresh memory sized from its
+ * metadata. The connector's own operations ({@code createReadable}, {@code createWritable}, {@code beginRead},
+ * {@code beginWrite}, {@code read}, {@code write}) are called on the injected {@link Connector} bean.
  */
 public class NixlTransfers {
 
@@ -28,77 +29,6 @@ public class NixlTransfers {
     public NixlTransfers(Connector connector, Duration operationTimeout) {
         this.connector = connector;
         this.operationTimeout = operationTimeout;
-    }
-
-    public Connector connector() {
-        return connector;
-    }
-
-    public ReadableOperation createReadable(Descriptor... descriptors) {
-        return connector.createReadable(descriptors);
-    }
-
-    public ReadableOperation createReadable(List<Descriptor> descriptors) {
-        return connector.createReadable(descriptors);
-    }
-
-    /** Publishes buffers for {@code readers} peers to read (fan-out); see {@link Connector#createReadable(int, List)}. */
-    public ReadableOperation createReadable(int readers, Descriptor... descriptors) {
-        return connector.createReadable(readers, descriptors);
-    }
-
-    public ReadableOperation createReadable(int readers, List<Descriptor> descriptors) {
-        return connector.createReadable(readers, descriptors);
-    }
-
-    public WritableOperation createWritable(Descriptor... descriptors) {
-        return connector.createWritable(descriptors);
-    }
-
-    public WritableOperation createWritable(List<Descriptor> descriptors) {
-        return connector.createWritable(descriptors);
-    }
-
-    public ReadOperation beginRead(RdmaMetadata remote, Descriptor... descriptors) {
-        return connector.beginRead(remote, descriptors);
-    }
-
-    public ReadOperation beginRead(RdmaMetadata remote, List<Descriptor> descriptors) {
-        return connector.beginRead(remote, descriptors);
-    }
-
-    public WriteOperation beginWrite(Descriptor descriptor, RdmaMetadata remote) {
-        return connector.beginWrite(descriptor, remote);
-    }
-
-    public WriteOperation beginWrite(List<Descriptor> descriptors, RdmaMetadata remote) {
-        return connector.beginWrite(descriptors, remote);
-    }
-
-    /** Reads a peer's readable buffers and returns once they have landed; see {@link Connector#read(RdmaMetadata, List)}. */
-    public void read(RdmaMetadata remote, Descriptor... descriptors) {
-        connector.read(remote, descriptors);
-    }
-
-    public void read(RdmaMetadata remote, List<Descriptor> descriptors) {
-        connector.read(remote, descriptors);
-    }
-
-    /** Writes into a peer's writable buffers and returns once the bytes have landed; see {@link Connector#write(List, RdmaMetadata)}. */
-    public void write(Descriptor descriptor, RdmaMetadata remote) {
-        connector.write(descriptor, remote);
-    }
-
-    public void write(List<Descriptor> descriptors, RdmaMetadata remote) {
-        connector.write(descriptors, remote);
-    }
-
-    /**
-     * Publishes buffers for one peer to read; hand {@code metadata()} of the result to the peer. The caller
-     * keeps ownership of the descriptors.
-     */
-    public ReadableOperation publish(Descriptor... descriptors) {
-        return connector.createReadable(descriptors);
     }
 
     /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.transport.TransportSettings;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.transport.nixl.NixlSettings;
@@ -143,7 +144,9 @@ class NixlConnectAutoConfigurationTests {
             assertThat(context).hasSingleBean(Connector.class);
             Connector connector = context.getBean(Connector.class);
             assertThat(connector.name()).isEqualTo("mine");
-            assertThat(context.getBean(NixlTransfers.class).connector()).isSameAs(connector);
+            try (ReadableOperation published = context.getBean(NixlTransfers.class).publish(new byte[8])) {
+                assertThat(published.connector()).isSameAs(connector);
+            }
         });
     }
 

@@ -252,10 +252,13 @@ class NixlConnectObservabilityTests {
             ReadableOperation cancelled = transfers.publish(new byte[8]);
             cancelled.close();
 
-            assertThat(registry.get("nixl.transfer").tags("outcome", "timeout", "error", "TransferTimeoutException")
-                    .timer().count()).isEqualTo(1);
-            assertThat(registry.get("nixl.transfer").tags("outcome", "cancelled", "error", "none").timer().count())
-                    .isEqualTo(1);
+            // The observation stops in the operation's end listener, which may run after the waiter saw the end.
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                assertThat(registry.find("nixl.transfer").tags("outcome", "timeout", "error", "TransferTimeoutException")
+                        .timers()).singleElement().satisfies(timer -> assertThat(timer.count()).isEqualTo(1));
+                assertThat(registry.find("nixl.transfer").tags("outcome", "cancelled", "error", "none").timers())
+                        .singleElement().satisfies(timer -> assertThat(timer.count()).isEqualTo(1));
+            });
             assertThat(registry.find("nixl.transfer.bytes").counters()).allSatisfy(c -> assertThat(c.count()).isZero());
         });
     }

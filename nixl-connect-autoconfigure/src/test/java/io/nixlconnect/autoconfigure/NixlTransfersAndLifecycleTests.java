@@ -62,7 +62,7 @@ class NixlTransfersAndLifecycleTests {
             assertThat(producer.getBean(Connector.class).registeredBytes()).isZero();
 
             try (Descriptor buffer = new Descriptor(tensor)) {
-                ReadableOperation twice = source.createReadable(2, List.of(buffer));
+                ReadableOperation twice = producer.getBean(Connector.class).createReadable(2, List.of(buffer));
                 reader.readInto(twice.metadata()).forEach(Descriptor::close);
                 reader.readInto(twice.metadata()).forEach(Descriptor::close);
                 assertThat(source.await(twice).status()).isEqualTo(OperationStatus.COMPLETE);
@@ -71,19 +71,20 @@ class NixlTransfersAndLifecycleTests {
     }
 
     @Test
-    void slicesOfOneRegisteredBufferTravelThroughTheService() {
+    void slicesOfOneRegisteredBufferTravelBetweenTwoApplications() {
         byte[] tensor = "0123456789abcdefghijklmnopqrstuv".getBytes(StandardCharsets.US_ASCII);
         runner.run(producer -> runner.run(consumer -> {
             NixlTransfers source = producer.getBean(NixlTransfers.class);
             NixlTransfers reader = consumer.getBean(NixlTransfers.class);
             Connector producing = producer.getBean(Connector.class);
+            Connector reading = consumer.getBean(Connector.class);
             try (Descriptor buffer = new Descriptor(tensor); Descriptor landing = Descriptor.allocate(32)) {
                 buffer.registerMemory(producing);
-                ReadableOperation head = source.createReadable(buffer.slice(0, 10));
-                ReadableOperation tail = source.publish(buffer.slice(20, 12));
+                ReadableOperation head = producing.createReadable(buffer.slice(0, 10));
+                ReadableOperation tail = producing.createReadable(buffer.slice(20, 12));
                 assertThat(producing.registeredBytes()).as("one registration for both slices").isEqualTo(32);
-                reader.await(reader.beginRead(head.metadata(), landing.slice(0, 10)));
-                reader.await(reader.beginRead(tail.metadata(), landing.slice(10, 12)));
+                reader.await(reading.beginRead(head.metadata(), landing.slice(0, 10)));
+                reader.await(reading.beginRead(tail.metadata(), landing.slice(10, 12)));
                 source.await(head);
                 source.await(tail);
                 assertThat(landing.asByteBuffer(0, 22)).isEqualTo(java.nio.ByteBuffer.wrap(
@@ -97,7 +98,7 @@ class NixlTransfersAndLifecycleTests {
     void readIntoReturnsOneFilledBufferPerRemoteDescriptor() {
         runner.run(producer -> runner.run(consumer -> {
             try (Descriptor first = new Descriptor(new byte[] {1, 2, 3}); Descriptor second = new Descriptor(new byte[] {9})) {
-                ReadableOperation published = producer.getBean(NixlTransfers.class).publish(first, second);
+                ReadableOperation published = producer.getBean(Connector.class).createReadable(first, second);
                 List<Descriptor> buffers = consumer.getBean(NixlTransfers.class).readInto(published.metadata());
                 try {
                     assertThat(buffers).hasSize(2);
@@ -116,9 +117,9 @@ class NixlTransfersAndLifecycleTests {
         runner.run(receiver -> runner.run(sender -> {
             try (Descriptor target = Descriptor.allocate(4); Descriptor payload = new Descriptor(new byte[] {4, 3, 2, 1})) {
                 NixlTransfers receiving = receiver.getBean(NixlTransfers.class);
-                WritableOperation writable = receiving.createWritable(target);
+                WritableOperation writable = receiver.getBean(Connector.class).createWritable(target);
                 sender.getBean(NixlTransfers.class).await(
-                        sender.getBean(NixlTransfers.class).beginWrite(payload, writable.metadata()));
+                        sender.getBean(Connector.class).beginWrite(payload, writable.metadata()));
                 receiving.await(writable);
                 assertThat(target.toByteArray()).containsExactly(4, 3, 2, 1);
             }
@@ -128,21 +129,22 @@ class NixlTransfersAndLifecycleTests {
     @Test
     void blockingReadAndWriteReturnOnceTheBytesHaveLanded() {
         runner.run(peer -> runner.run(self -> {
-            NixlTransfers remote = peer.getBean(NixlTransfers.class);
-            NixlTransfers local = self.getBean(NixlTransfers.class);
+            Connector remote = peer.getBean(Connector.class);
+            Connector local = self.getBean(Connector.class);
+            NixlTransfers remoteTransfers = peer.getBean(NixlTransfers.class);
             try (Descriptor source = new Descriptor(new byte[] {1, 2, 3, 4}); Descriptor target = Descriptor.allocate(4)) {
                 ReadableOperation readable = remote.createReadable(source);
                 local.read(readable.metadata(), target);
                 assertThat(target.toByteArray()).containsExactly(1, 2, 3, 4);
-                assertThat(remote.await(readable).status()).isEqualTo(OperationStatus.COMPLETE);
+                assertThat(remoteTransfers.await(readable).status()).isEqualTo(OperationStatus.COMPLETE);
             }
             try (Descriptor target = Descriptor.allocate(4); Descriptor payload = new Descriptor(new byte[] {4, 3, 2, 1})) {
                 WritableOperation writable = remote.createWritable(target);
                 local.write(payload, writable.metadata());
-                remote.await(writable);
+                remoteTransfers.await(writable);
                 assertThat(target.toByteArray()).containsExactly(4, 3, 2, 1);
             }
-            assertThat(local.connector().inFlightOperations()).isZero();
+            assertThat(local.inFlightOperations()).isZero();
         }));
     }
 

@@ -1,5 +1,6 @@
 package io.nixlconnect.sample;
 
+import io.nixlconnect.Connector;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadOperation;
@@ -29,14 +30,16 @@ public class DemoClient {
     private static final Logger log = LoggerFactory.getLogger(DemoClient.class);
     private static final long WRITE_SEED = 2;
 
+    private final Connector connector;
     private final NixlTransfers transfers;
     private final TensorMemory memory;
     private final SampleProperties properties;
     private final RestClient.Builder http;
     private final Environment environment;
 
-    public DemoClient(NixlTransfers transfers, TensorMemory memory, SampleProperties properties,
+    public DemoClient(Connector connector, NixlTransfers transfers, TensorMemory memory, SampleProperties properties,
             RestClient.Builder http, Environment environment) {
+        this.connector = connector;
         this.transfers = transfers;
         this.memory = memory;
         this.properties = properties;
@@ -50,7 +53,7 @@ public class DemoClient {
         RestClient producer = http.clone().baseUrl(producerUrl).build();
         String name = properties.getTensorName();
         TransferResult read = read(producer, name);
-        TransferResult write = write(producer, "upload-" + transfers.connector().name(),
+        TransferResult write = write(producer, "upload-" + connector.name(),
                 properties.getTensorSize().toBytes());
         String health = "UNKNOWN";
         String endpoint = null;
@@ -69,7 +72,7 @@ public class DemoClient {
         } catch (RuntimeException e) {
             log.warn("Could not query this worker's actuator: {}", e.toString());
         }
-        return new DemoResult(transfers.connector().name(), transfers.connector().backendName(), producerUrl, read,
+        return new DemoResult(connector.name(), connector.backendName(), producerUrl, read,
                 write, health, endpoint, bytes);
     }
 
@@ -83,7 +86,7 @@ public class DemoClient {
             RdmaMetadata remote = RdmaMetadata.fromJson(json);
             try (Descriptor local = memory.allocate(remote.totalSize())) {
                 long start = System.nanoTime();
-                try (ReadOperation read = transfers.beginRead(remote, local)) {
+                try (ReadOperation read = connector.beginRead(remote, local)) {
                     transfers.await(read);
                 }
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
@@ -106,7 +109,7 @@ public class DemoClient {
                     .retrieve().body(String.class);
             RdmaMetadata remote = RdmaMetadata.fromJson(json);
             long start = System.nanoTime();
-            try (WriteOperation write = transfers.beginWrite(tensor, remote)) {
+            try (WriteOperation write = connector.beginWrite(tensor, remote)) {
                 transfers.await(write);
             }
             Duration took = Duration.ofNanos(System.nanoTime() - start);

@@ -1,5 +1,6 @@
 package io.nixlconnect.sample;
 
+import io.nixlconnect.Connector;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadableOperation;
@@ -32,6 +33,7 @@ public class ProducerTensors implements DisposableBean {
     private static final long TENSOR_SEED = 1;
     private static final int MAX_PENDING_WRITES = 16;
 
+    private final Connector connector;
     private final NixlTransfers transfers;
     private final TensorMemory memory;
     private final long maxWritableSize;
@@ -45,7 +47,8 @@ public class ProducerTensors implements DisposableBean {
     private record PendingWrite(Descriptor buffer, WritableOperation operation) {
     }
 
-    public ProducerTensors(NixlTransfers transfers, TensorMemory memory, SampleProperties properties) {
+    public ProducerTensors(Connector connector, NixlTransfers transfers, TensorMemory memory, SampleProperties properties) {
+        this.connector = connector;
         this.transfers = transfers;
         this.memory = memory;
         this.maxWritableSize = properties.getMaxWritableSize().toBytes();
@@ -79,7 +82,7 @@ public class ProducerTensors implements DisposableBean {
      */
     public RdmaMetadata publish(String name) {
         Published tensor = find(name);
-        ReadableOperation readable = transfers.publish(tensor.tensor());
+        ReadableOperation readable = connector.createReadable(tensor.tensor());
         readables.add(readable);
         readable.completion().whenComplete((ignored, error) -> readables.remove(readable));
         return readable.metadata();
@@ -99,7 +102,7 @@ public class ProducerTensors implements DisposableBean {
         Descriptor buffer = memory.allocate(size);
         WritableOperation writable;
         try {
-            writable = transfers.createWritable(buffer);
+            writable = connector.createWritable(buffer);
         } catch (RuntimeException e) {
             buffer.close();
             throw e;

@@ -3,6 +3,7 @@ package io.nixlconnect.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nixlconnect.Connector;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.autoconfigure.NixlTransfers;
 import java.util.zip.CRC32C;
@@ -31,6 +32,9 @@ class DemoIntegrationTests {
 
     @Autowired
     DemoClient demo;
+
+    @Autowired
+    Connector connector;
 
     @Autowired
     NixlTransfers transfers;
@@ -105,7 +109,7 @@ class DemoIntegrationTests {
         properties.setRole(SampleProperties.Role.CONSUMER);
         properties.setProducerUrl("http://127.0.0.1:9");
         properties.setTensorSize(DataSize.ofKilobytes(64));
-        DemoRunner runner = new DemoRunner(new DemoClient(transfers, memory, properties, builder, environment), properties);
+        DemoRunner runner = new DemoRunner(new DemoClient(connector, transfers, memory, properties, builder, environment), properties);
         runner.run(null);
 
         DemoResult result = runner.result();

@@ -23,6 +23,9 @@ class GettingStartedTests {
     io.nixlconnect.autoconfigure.NixlTransfers transfers;
 
     @Autowired
+    io.nixlconnect.Connector connector;
+
+    @Autowired
     org.springframework.web.client.RestClient.Builder http;
 
     @Test
@@ -33,15 +36,15 @@ class GettingStartedTests {
 
     @Test
     void ownedMemoryIsFreedThroughCompletionOnceThePeerHasRead() throws Exception {
-        long before = transfers.connector().registeredBytes();
+        long before = connector.registeredBytes();
         String json = http.build().get().uri("http://127.0.0.1:" + port + "/tensor/metadata").retrieve().body(String.class);
         byte[] read = transfers.readBytes(io.nixlconnect.RdmaMetadata.fromJson(json));
         assertThat(read).hasSize(TensorMetadataController.size);
         assertThat(read[255]).isEqualTo((byte) 255);
         long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
-        while (transfers.connector().registeredBytes() > before && System.nanoTime() < deadline) {
+        while (connector.registeredBytes() > before && System.nanoTime() < deadline) {
             Thread.sleep(5); // the passive side completes when the peer's notification arrives
         }
-        assertThat(transfers.connector().registeredBytes()).isEqualTo(before);
+        assertThat(connector.registeredBytes()).isEqualTo(before);
     }
 }

@@ -1,8 +1,8 @@
 package io.nixlconnect.sample.docs;
 
+import io.nixlconnect.Connector;
 import io.nixlconnect.Descriptor;
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.autoconfigure.NixlTransfers;
 import java.nio.ByteBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,10 +17,10 @@ class TensorMetadataController {
     private static final Logger log = LoggerFactory.getLogger(TensorMetadataController.class);
     static final int size = 4096;
 
-    private final NixlTransfers transfers;
+    private final Connector connector;
 
-    TensorMetadataController(NixlTransfers transfers) {
-        this.transfers = transfers;
+    TensorMetadataController(Connector connector) {
+        this.connector = connector;
     }
 
     @GetMapping(path = "/tensor/metadata", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -29,7 +29,7 @@ class TensorMetadataController {
         ReadableOperation readable;
         try {
             fill(tensor.asByteBuffer(0, size));
-            readable = transfers.publish(tensor);
+            readable = connector.createReadable(tensor);
         } catch (RuntimeException e) {
             tensor.close();
             throw e;
