@@ -10,8 +10,8 @@ public final class NixlDrainLimitForTests {
 
     /** Sets the fixed part of the drain limit; returns the one it replaces, to restore. */
     public static Duration setBase(Duration base) {
-        Duration previous = Duration.ofNanos(NixlAgentCore.drainBaseNanos);
-        NixlAgentCore.drainBaseNanos = base.toNanos();
+        Duration previous = Duration.ofNanos(WindowDrain.drainBaseNanos);
+        WindowDrain.drainBaseNanos = base.toNanos();
         return previous;
     }
 }

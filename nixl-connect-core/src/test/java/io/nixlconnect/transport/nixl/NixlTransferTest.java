@@ -746,13 +746,13 @@ class NixlTransferTest {
     void windowClosedEarlyIsReleasedAfterTheDrainLimit() throws Exception {
         PassiveWindow window = windowReleasedAtADrainLimitOf200Ms("no-reader");
         assertThat(window.releasedWithoutNotification()).isTrue();
-        assertThat(NixlAgentCore.drainLimitNanos(2_000_000_000L, 1L << 30)).isEqualTo(2_000_000_000L + 10_737_418_240L);
+        assertThat(WindowDrain.drainLimitNanos(2_000_000_000L, 1L << 30)).isEqualTo(2_000_000_000L + 10_737_418_240L);
     }
 
     /** A READ window of 4096 bytes closed before any notification, waited out past a drain limit shortened to 200 ms. */
     private PassiveWindow windowReleasedAtADrainLimitOf200Ms(String key) throws Exception {
-        long base = NixlAgentCore.drainBaseNanos;
-        NixlAgentCore.drainBaseNanos = TimeUnit.MILLISECONDS.toNanos(200);
+        long base = WindowDrain.drainBaseNanos;
+        WindowDrain.drainBaseNanos = TimeUnit.MILLISECONDS.toNanos(200);
         try {
             Memory remote = buffer(4096, 2);
             register(passive, remote);
@@ -762,7 +762,7 @@ class NixlTransferTest {
             window.released().get(10, TimeUnit.SECONDS);
             return window;
         } finally {
-            NixlAgentCore.drainBaseNanos = base;
+            WindowDrain.drainBaseNanos = base;
         }
     }
 

@@ -1,0 +1,147 @@
+package io.nixlconnect.transport.nixl;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.MemoryType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The regions registered with an agent, through registrations of the test's own (the agent's stay empty), each call
+ * under the agent's lifecycle lock as the agent makes it. NIXL's refusal to deregister (twice, or what it never
+ * registered) would show as a warning.
+ */
+class NixlRegistrationsTest {
+
+    private static NixlTransport transport;
+    /** Held: the cleaner closes the core of an agent no longer reachable. */
+    private NixlAgent coreAgent;
+    private NixlAgentCore core;
+    private NixlRegistrations registrations;
+    private final Memory memory = new Memory(8192);
+    private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    private final Logger agentLog = (Logger) LoggerFactory.getLogger(NixlAgentCore.class);
+
+    @BeforeAll
+    static void openNixl() {
+        transport = NixlTestSupport.openOrNull();
+    }
+
+    @AfterAll
+    static void closeNixl() {
+        if (transport != null) {
+            transport.close();
+        }
+    }
+
+    @BeforeEach
+    void agent() {
+        NixlTestSupport.skipUnlessLoaded(transport);
+        coreAgent = (NixlAgent) transport.createAgent("registrations-test-" + System.nanoTime());
+        core = coreAgent.core();
+        registrations = new NixlRegistrations(core);
+        logs.start();
+        agentLog.addAppender(logs);
+    }
+
+    @AfterEach
+    void closeAgent() {
+        agentLog.detachAppender(logs);
+        if (core != null) {
+            core.lifecycle.writeLock().lock();
+            try {
+                registrations.releaseAll();
+            } finally {
+                core.lifecycle.writeLock().unlock();
+            }
+            core.close();
+        }
+    }
+
+    private <T> T locked(Supplier<T> call) {
+        core.lifecycle.readLock().lock();
+        try {
+            return call.get();
+        } finally {
+            core.lifecycle.readLock().unlock();
+        }
+    }
+
+    private MemoryRegion region(long offset, long length) {
+        return new MemoryRegion(Pointer.nativeValue(memory) + offset, length, MemoryType.DRAM, 0);
+    }
+
+    private long warnings() {
+        return logs.list.stream().filter(event -> event.getLevel() == Level.WARN).count();
+    }
+
+    @Test
+    void aRegisteredRegionIsFoundByExactlyThatRegion() {
+        MemoryRegion region = region(0, 4096);
+        NixlRegistration registration = locked(() -> registrations.register(region));
+        assertThat(registration.isEmpty()).isFalse();
+        assertThat(registrations.count()).isEqualTo(1);
+        assertThat(registrations.of(region)).isSameAs(registration);
+        assertThat(registrations.of(region(0, 1024))).as("a part of it is another region").isNull();
+    }
+
+    @Test
+    void aZeroLengthRegionGetsARegistrationNixlNeverSees() {
+        MemoryRegion empty = region(0, 0);
+        NixlRegistration registration = locked(() -> registrations.register(empty));
+        assertThat(registration.isEmpty()).isTrue();
+        assertThat(registrations.count()).isZero();
+        assertThat(registrations.of(empty)).isNull();
+        registration.close();
+        assertThat(warnings()).isZero();
+    }
+
+    @Test
+    void deregisteringForgetsTheRegistrationAndASecondTimeDoesNothing() {
+        MemoryRegion region = region(0, 4096);
+        NixlRegistration registration = locked(() -> registrations.register(region));
+        for (int i = 0; i < 2; i++) {
+            locked(() -> {
+                registrations.deregister(registration, registration.dlist());
+                return null;
+            });
+            assertThat(registrations.count()).isZero();
+            assertThat(registrations.of(region)).isNull();
+        }
+        assertThat(warnings()).as("deregistered from NIXL once").isZero();
+        // The memory can be registered again.
+        assertThat(locked(() -> registrations.register(region)).isEmpty()).isFalse();
+    }
+
+    @Test
+    void releasingAllMarksEachRegistrationReleasedSoThatItsCloseDeregistersNothing() {
+        NixlRegistration first = locked(() -> registrations.register(region(0, 4096)));
+        NixlRegistration second = locked(() -> registrations.register(region(4096, 4096)));
+        core.lifecycle.writeLock().lock();
+        try {
+            registrations.releaseAll();
+        } finally {
+            core.lifecycle.writeLock().unlock();
+        }
+        assertThat(registrations.count()).isZero();
+        assertThat(registrations.of(region(0, 4096))).isNull();
+        assertThat(first.toString()).contains("released");
+        assertThat(second.toString()).contains("released");
+        first.close();
+        second.close();
+        assertThat(warnings()).isZero();
+    }
+}
