@@ -131,6 +131,7 @@ final class EmbeddedAgent implements TransportAgent {
         LoadedPeer loaded = LoadedPeer.of(peer, peerMetadata);
         remotes.put(peer.agent(), loaded); // a changed peer replaces its old entry
         lastLoaded = loaded;
+        transport.peerLoaded(loaded);
         return peer.agent();
     }
 
