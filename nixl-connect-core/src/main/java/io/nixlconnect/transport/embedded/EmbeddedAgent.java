@@ -131,7 +131,6 @@ final class EmbeddedAgent implements TransportAgent {
         LoadedPeer loaded = LoadedPeer.of(peer, peerMetadata);
         remotes.put(peer.agent(), loaded); // a changed peer replaces its old entry
         lastLoaded = loaded;
-        transport.peerLoaded(loaded);
         return peer.agent();
     }
 

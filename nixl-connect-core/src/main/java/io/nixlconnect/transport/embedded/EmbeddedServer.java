@@ -74,27 +74,7 @@ final class EmbeddedServer {
         reaper.setDaemon(true);
         acceptor.start();
         reaper.start();
-        keepSpareHandler();
     }
-
-    /**
-     * Starts a handler thread ahead of need when every one is serving a connection, so that a new connection (a new
-     * peer's first request) is handed to a waiting thread instead of waiting for one to start: measured, starting it
-     * was most of this server's part of that request (docs/benchmarks.md, "First operation to a new peer"). The spare
-     * idles up to the pool's keep-alive. Approximate (a connection ending meanwhile leaves two idle): harmless.
-     */
-    private void keepSpareHandler() {
-        if (handlers.getPoolSize() <= connections.size() && handlers.getPoolSize() < handlers.getMaximumPoolSize()) {
-            try {
-                handlers.execute(SPARE);
-            } catch (RejectedExecutionException e) {
-                // at the thread limit, or closing: the next connection starts its thread itself, or is refused
-            }
-        }
-    }
-
-    /** What a spare handler thread runs: nothing; it then waits in the pool for a connection to serve. */
-    private static final Runnable SPARE = () -> { };
 
     int localPort() {
         return server.socket().getLocalPort();
@@ -183,9 +163,7 @@ final class EmbeddedServer {
         } catch (IOException | RejectedExecutionException e) {
             log.warn("Embedded transport: cannot serve a connection from {}: {}", address, e.toString());
             connection.finished();
-            return;
         }
-        keepSpareHandler();
     }
 
     /**

@@ -12,7 +12,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -187,10 +186,7 @@ final class EmbeddedTransfer implements TransferHandle {
         try {
             while (true) {
                 if (current == null) {
-                    current = finishPreopened();
-                    if (current == null) {
-                        current = connect(null);
-                    }
+                    current = connect();
                 } else {
                     channel = current;
                     if (cancelled) {
@@ -223,32 +219,9 @@ final class EmbeddedTransfer implements TransferHandle {
         }
     }
 
-    /**
-     * The connection started to the peer when it was loaded ({@link PreopenedConnections}), connected, seen still open
-     * and secured: as good as a fresh one. Null if none was started, or its connect failed or the peer closed it
-     * meanwhile (the caller then connects anew, and reports why that failed, if it does).
-     */
-    private Link finishPreopened() throws IOException {
-        SocketChannel preopened = agent.transport().takePreopened(exchange.endpoint());
-        if (preopened == null) {
-            return null;
-        }
-        try {
-            return connect(preopened);
-        } catch (IOException e) {
-            if (cancelled) {
-                throw e;
-            }
-            return null;
-        }
-    }
-
-    /**
-     * Connects and secures (TLS, shared secret) a new connection to the peer: {@code preopened}, a connection started
-     * when the peer was loaded ({@link PreopenedConnections}), or else one opened here.
-     */
-    private Link connect(SocketChannel preopened) throws IOException {
-        return connect(agent.transport(), exchange.peer(), preopened, link -> {
+    /** Opens, connects and secures (TLS, shared secret) a new connection to the peer. */
+    private Link connect() throws IOException {
+        return connect(agent.transport(), exchange.peer(), link -> {
             channel = link; // so that cancel can close it while connecting
             if (cancelled) {
                 throw new IOException("cancelled");
@@ -264,23 +237,14 @@ final class EmbeddedTransfer implements TransferHandle {
 
     /** Opens, connects and secures (TLS, shared secret) a new connection to {@code peer}. */
     static Link connect(EmbeddedTransport transport, EmbeddedMetadata peer, LinkTracker tracker) throws IOException {
-        return connect(transport, peer, null, tracker);
-    }
-
-    /** As {@link #connect(EmbeddedTransport, EmbeddedMetadata, LinkTracker)}, finishing {@code started} if not null. */
-    static Link connect(EmbeddedTransport transport, EmbeddedMetadata peer, SocketChannel started, LinkTracker tracker)
-            throws IOException {
-        SocketChannel socket = started != null ? started : SocketChannel.open();
+        SocketChannel socket = SocketChannel.open();
         Link plain = Link.plain(socket);
         try {
             tracker.track(plain);
-            if (started != null) {
-                socket.finishConnect(); // blocking mode: waits for the handshake begun at load, or says why it failed
-                requireUnused(socket);
-            } else {
-                configure(socket);
-                socket.connect(new InetSocketAddress(peer.host(), peer.port()));
-            }
+            socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            socket.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
+            socket.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
+            socket.connect(new InetSocketAddress(peer.host(), peer.port()));
             Link secured = transport.authentication().client(socket, peer.host(), peer.port());
             tracker.track(secured);
             return secured;
@@ -288,28 +252,6 @@ final class EmbeddedTransfer implements TransferHandle {
             plain.close();
             throw e;
         }
-    }
-
-    /**
-     * Checks, without waiting, that the peer has neither closed nor written to a connection opened earlier: its server
-     * speaks only when asked, and closes a connection left waiting too long (idle timeout, eviction).
-     */
-    private static void requireUnused(SocketChannel socket) throws IOException {
-        socket.configureBlocking(false);
-        try {
-            if (socket.read(ByteBuffer.allocate(1)) != 0) {
-                throw new IOException("the peer closed or wrote to the connection opened at load before it was used");
-            }
-        } finally {
-            socket.configureBlocking(true);
-        }
-    }
-
-    /** A client socket's options, set before it connects (the receive buffer's size sets TCP's window scale). */
-    static void configure(SocketChannel socket) throws IOException {
-        socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        socket.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
-        socket.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
     }
 
     /**

@@ -27,7 +27,6 @@ final class EmbeddedTransport implements Transport {
     private final String advertisedHost;
     private final Map<String, EmbeddedAgent> agents = new ConcurrentHashMap<>();
     private final Map<String, PeerPool> peers = new ConcurrentHashMap<>();
-    private final PreopenedConnections preopened = new PreopenedConnections();
     private final GpuStaging staging = new GpuStaging();
     private final PeerAuthentication authentication;
     private volatile boolean closed;
@@ -149,23 +148,6 @@ final class EmbeddedTransport implements Transport {
         agents.remove(agent.name(), agent);
     }
 
-    /** A peer was loaded: starts a connection to its endpoint if none was ever made ({@link PreopenedConnections}). */
-    void peerLoaded(LoadedPeer peer) {
-        if (!closed && !peers.containsKey(peer.endpoint())) {
-            preopened.start(peer);
-        }
-    }
-
-    /** The connection started to {@code endpoint} at load, its connect perhaps not finished; null if none. */
-    java.nio.channels.SocketChannel takePreopened(String endpoint) {
-        return preopened.take(endpoint);
-    }
-
-    /** Connections started at load and not taken by a transfer yet (for tests). */
-    int preopenedCount() {
-        return preopened.count();
-    }
-
     void submit(EmbeddedTransfer transfer) {
         PeerPool pool = peers.get(transfer.endpoint()); // a lookup first: computeIfAbsent's lambda is an object per call
         if (pool == null) {
@@ -250,7 +232,6 @@ final class EmbeddedTransport implements Transport {
             agent.close();
         }
         server.close();
-        preopened.close();
         peers.values().forEach(PeerPool::close);
         workers.shutdownNow();
         staging.close();
