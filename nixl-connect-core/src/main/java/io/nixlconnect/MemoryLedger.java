@@ -125,8 +125,7 @@ final class MemoryLedger {
                 return;
             }
             if (liveUses > 0) {
-                throw new IllegalStateException("Descriptor " + descriptor + " is still in use by " + liveUses
-                        + " live operation(s); close or wait for them first");
+                throw inUse();
             }
             // Memory this descriptor owns is nobody else's to free: rather than block the caller until the transport
             // releases it (up to the drain limit), hand it to the last drain to end.
@@ -136,6 +135,9 @@ final class MemoryLedger {
             }
             if (closed) {
                 return;
+            }
+            if (liveUses > 0) {
+                throw inUse(); // an operation began while this waited for the drain (wait lets go of the monitor)
             }
             if (sliceRegistrations > 0) {
                 // A registration of freed memory would stay reachable by peers: refuse, as for a live operation.
@@ -161,6 +163,11 @@ final class MemoryLedger {
         if (!deferred) {
             free(usesToEnd);
         }
+    }
+
+    private IllegalStateException inUse() {
+        return new IllegalStateException("Descriptor " + descriptor + " is still in use by " + liveUses
+                + " live operation(s); close or wait for them first");
     }
 
     /**

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -66,6 +67,32 @@ class MemoryLedgerTest {
         closing.join(10_000);
         assertThat(closing.isAlive()).isFalse();
         assertThatThrownBy(ledger::acquireUse).hasMessage("Descriptor " + view + " is closed");
+    }
+
+    @Test
+    void aUseTakenWhileCloseWaitsForTheDrainMakesThatCloseRefuse() throws InterruptedException {
+        MemoryLedger ledger = new MemoryLedger(view, null, null);
+        ledger.acquireUse();
+        ledger.beginDrain();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread closing = new Thread(() -> {
+            try {
+                ledger.close();
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        }, "closing");
+        closing.start();
+        awaitWaiting(closing);
+        ledger.acquireUse(); // not closed yet: an operation may start
+        ledger.endDrain(null);
+        closing.join(10_000);
+        assertThat(failure.get()).as("close returned while an operation uses the memory")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("in use by 1 live operation(s)");
+        ledger.ensureOpen();
+        ledger.releaseUse();
+        ledger.close();
+        assertThatThrownBy(ledger::ensureOpen).hasMessage("Descriptor " + view + " is closed");
     }
 
     @Test
