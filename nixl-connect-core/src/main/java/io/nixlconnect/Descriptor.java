@@ -26,9 +26,6 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@link #slice(long, long)} gives a view of a sub-range that shares this descriptor's memory and registration:
  * one registered buffer serves transfers of different sizes and places without registering again.
- *
- * <p>A descriptor is the view; its {@link MemoryLedger} keeps the books of the memory behind it (live uses,
- * registrations, drain, what it owns and frees).
  */
 public final class Descriptor implements AutoCloseable {
 
@@ -45,7 +42,7 @@ public final class Descriptor implements AutoCloseable {
     private SerializedDescriptor serialized;
     /** For a slice: the outermost descriptor whose memory and registration it shares; null otherwise. */
     private final Descriptor parent;
-    /** Uses, registrations, drain and owned memory: for a slice, reported to its original's ledger too. */
+    /** The books of the memory this views: live uses, registrations, drain, what it owns and frees (see MemoryLedger). */
     private final MemoryLedger ledger;
 
     /**
