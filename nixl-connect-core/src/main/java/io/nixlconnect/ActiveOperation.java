@@ -139,6 +139,42 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         handle.onEnd(endListener);
     }
 
+    /**
+     * Starts this operation for the calling thread to wait on, and waits ({@link Connector#read},
+     * {@link Connector#write}); an interrupted wait cancels it.
+     */
+    final void runOnCallersThread() {
+        try {
+            start(true);
+            waitForCompletion();
+        } catch (TransferException e) {
+            if (status().isTerminal()) {
+                throw inCallersThread(e);
+            }
+            // Interrupted before it ended: nobody else waits for it (and it may be left for this thread), so it stops.
+            close();
+            if (status() != OperationStatus.COMPLETE) {
+                throw new TransferException(status(), getClass().getSimpleName()
+                        + " cancelled: the thread was interrupted while waiting for it", e);
+            }
+        } catch (RuntimeException | Error e) {
+            close();
+            throw e;
+        }
+    }
+
+    /**
+     * The failure anew, thrown from the caller's thread with the original (created where the operation ended, often a
+     * transport thread whose stack says nothing of the caller) as its cause, as {@code HttpClient.send} does. Same type
+     * and message; a subclass this method does not know is thrown as it is, its type mattering more than the frames.
+     */
+    private static TransferException inCallersThread(TransferException e) {
+        if (e.getClass() == TransferTimeoutException.class) {
+            return new TransferTimeoutException(e.getMessage(), e);
+        }
+        return e.getClass() == TransferException.class ? new TransferException(e.status(), e.getMessage(), e) : e;
+    }
+
     /** Ends the operation with {@code e} (CANCELLED when the connector closed) and returns {@code e} to throw. */
     private RuntimeException ended(RuntimeException e) {
         finish(e instanceof ConnectorClosedException ? OperationStatus.CANCELLED : OperationStatus.ERRORED, e);

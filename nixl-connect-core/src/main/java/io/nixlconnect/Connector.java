@@ -8,12 +8,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -52,10 +50,8 @@ public final class Connector implements AutoCloseable {
     private final Transport transport;
     private final Connection defaultConnection;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
-    /** Operations in flight: what shutdown waits for and close cancels. */
-    private final Set<AbstractOperation> inFlight = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger inFlightCount = new AtomicInteger();
-    private final List<OperationListener> listeners = new CopyOnWriteArrayList<>();
+    /** Operations in flight: counted against the limit, told to listeners, waited for by shutdown, cancelled by close. */
+    private final InFlightOperations inFlight;
     private final ScheduledThreadPoolExecutor scheduler;
     private final Deadlines deadlines;
     private volatile boolean accepting = true;
@@ -77,6 +73,7 @@ public final class Connector implements AutoCloseable {
             throw new IllegalArgumentException("options must not be null");
         }
         this.options = options;
+        this.inFlight = new InFlightOperations(options.maxInFlightOperations());
         this.workerId = options.workerId() != null ? options.workerId() : UUID.randomUUID().toString().replace("-", "");
         int id = SCHEDULER_IDS.incrementAndGet();
         this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
@@ -136,27 +133,6 @@ public final class Connector implements AutoCloseable {
      */
     public boolean sameWorker(Connector other) {
         return other != null && workerId.equals(other.workerId);
-    }
-
-    /** The host name, resolved once: Python's {@code socket.gethostname()} is the kernel's {@code uname} node name. */
-    private static final class Hostname {
-        static final String VALUE = resolve();
-
-        private static String resolve() {
-            try {
-                String kernel = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/hostname")).strip();
-                if (!kernel.isEmpty()) {
-                    return kernel;
-                }
-            } catch (java.io.IOException | RuntimeException e) {
-                // not Linux: ask the resolver
-            }
-            try {
-                return java.net.InetAddress.getLocalHost().getHostName();
-            } catch (java.net.UnknownHostException e) {
-                return "localhost";
-            }
-        }
     }
 
     /** The options this connector was built with. */
@@ -262,7 +238,7 @@ public final class Connector implements AutoCloseable {
     }
 
     public void read(RdmaMetadata remoteMetadata, List<Descriptor> localDescriptors) {
-        runToCompletion((ActiveOperation) register(READ, localDescriptors, remoteMetadata, 1));
+        ((ActiveOperation) register(READ, localDescriptors, remoteMetadata, 1)).runOnCallersThread();
     }
 
     /**
@@ -272,7 +248,7 @@ public final class Connector implements AutoCloseable {
      * @throws TransferException as {@link #read}
      */
     public void write(List<Descriptor> localDescriptors, RdmaMetadata remoteMetadata) {
-        runToCompletion((ActiveOperation) register(WRITE, localDescriptors, remoteMetadata, 1));
+        ((ActiveOperation) register(WRITE, localDescriptors, remoteMetadata, 1)).runOnCallersThread();
     }
 
     public void write(Descriptor localDescriptor, RdmaMetadata remoteMetadata) {
@@ -281,39 +257,6 @@ public final class Connector implements AutoCloseable {
 
     private void startActive(ActiveOperation operation) {
         operation.start(false);
-    }
-
-    /** Starts {@code operation} for this thread to wait on, and waits; an interrupted wait cancels it. */
-    private static void runToCompletion(ActiveOperation operation) {
-        try {
-            operation.start(true);
-            operation.waitForCompletion();
-        } catch (TransferException e) {
-            if (operation.status().isTerminal()) {
-                throw inCallersThread(e);
-            }
-            // Interrupted before it ended: nobody else waits for it (and it may be left for this thread), so it stops.
-            operation.close();
-            if (operation.status() != OperationStatus.COMPLETE) {
-                throw new TransferException(operation.status(), operation.getClass().getSimpleName()
-                        + " cancelled: the thread was interrupted while waiting for it", e);
-            }
-        } catch (RuntimeException | Error e) {
-            operation.close();
-            throw e;
-        }
-    }
-
-    /**
-     * The failure anew, thrown from the caller's thread with the original (created where the operation ended, often a
-     * transport thread whose stack says nothing of the caller) as its cause, as {@code HttpClient.send} does. Same type
-     * and message; a subclass this method does not know is thrown as it is, its type mattering more than the frames.
-     */
-    static TransferException inCallersThread(TransferException e) {
-        if (e.getClass() == TransferTimeoutException.class) {
-            return new TransferTimeoutException(e.getMessage(), e);
-        }
-        return e.getClass() == TransferException.class ? new TransferException(e.status(), e.getMessage(), e) : e;
     }
 
     // What register creates.
@@ -329,13 +272,7 @@ public final class Connector implements AutoCloseable {
             throw new ConnectorClosedException("Connector '" + workerId + "' is " + (closed ? "closed" : "shutting down")
                     + "; no new operations are accepted");
         }
-        int count = inFlightCount.incrementAndGet();
-        if (count > options.maxInFlightOperations()) {
-            inFlightCount.decrementAndGet();
-            throw new TooManyOperationsException("Too many operations in flight: " + (count - 1) + " of at most "
-                    + options.maxInFlightOperations() + " (maxInFlightOperations); wait for some to finish",
-                    options.maxInFlightOperations());
-        }
+        inFlight.reserve();
         AbstractOperation operation;
         try {
             operation = switch (what) {
@@ -345,19 +282,10 @@ public final class Connector implements AutoCloseable {
                 default -> new WriteOperation(this, localDescriptors, remoteMetadata);
             };
         } catch (RuntimeException | Error e) {
-            inFlightCount.decrementAndGet();
+            inFlight.unreserve();
             throw e;
         }
-        link(operation);
-        if (operation.compareAndSetTracking(AbstractOperation.NEW, AbstractOperation.COUNTED)) {
-            notifyListeners(operation, true);
-        } else {
-            // It ended before we counted it: settle its books here, as operationEnded left them to us.
-            unlink(operation);
-            inFlightCount.decrementAndGet();
-            notifyListeners(operation, true);
-            notifyListeners(operation, false);
-        }
+        inFlight.track(operation);
         if (!accepting) {
             operation.close(); // raced with close(): nothing may outlive the connector
         }
@@ -366,54 +294,22 @@ public final class Connector implements AutoCloseable {
 
     /** Called exactly once per operation when it reaches a terminal status. */
     void operationEnded(AbstractOperation operation) {
-        if (operation.getAndSetTracking(AbstractOperation.ENDED) == AbstractOperation.COUNTED) {
-            unlink(operation);
-            inFlightCount.decrementAndGet();
-            notifyListeners(operation, false);
-        }
-    }
-
-    private void link(AbstractOperation operation) {
-        inFlight.add(operation);
-    }
-
-    /** Called once per linked operation (the tracking state decides who). */
-    private void unlink(AbstractOperation operation) {
-        inFlight.remove(operation);
-    }
-
-    /** The operations in flight now. */
-    private List<AbstractOperation> inFlight() {
-        return new ArrayList<>(inFlight);
-    }
-
-    private void notifyListeners(AbstractOperation operation, boolean started) {
-        for (OperationListener listener : listeners) {
-            try {
-                if (started) {
-                    listener.operationStarted(operation);
-                } else {
-                    listener.operationFinished(operation);
-                }
-            } catch (RuntimeException e) {
-                log.warn("OperationListener {} failed", listener, e);
-            }
-        }
+        inFlight.ended(operation);
     }
 
     /** Tells {@code listener} of every operation this connector starts and ends from now on. */
     public void addListener(OperationListener listener) {
-        listeners.add(Objects.requireNonNull(listener, "listener"));
+        inFlight.addListener(listener);
     }
 
     /** Stops telling {@code listener}; unknown listeners are ignored. */
     public void removeListener(OperationListener listener) {
-        listeners.remove(listener);
+        inFlight.removeListener(listener);
     }
 
     /** Operations created and not yet ended. */
     public int inFlightOperations() {
-        return Math.max(0, inFlightCount.get());
+        return inFlight.count();
     }
 
     /** Bytes of local memory registered with the transport, over all connections. */
@@ -486,7 +382,7 @@ public final class Connector implements AutoCloseable {
     public boolean shutdown(Duration grace) {
         accepting = false;
         List<CompletableFuture<Void>> pending = new ArrayList<>();
-        for (AbstractOperation operation : inFlight()) {
+        for (AbstractOperation operation : inFlight.snapshot()) {
             pending.add(operation.completion().exceptionally(error -> null));
         }
         boolean drained = true;
@@ -516,7 +412,7 @@ public final class Connector implements AutoCloseable {
             accepting = false;
             closed = true;
         }
-        for (AbstractOperation operation : inFlight()) {
+        for (AbstractOperation operation : inFlight.snapshot()) {
             try {
                 operation.close();
             } catch (RuntimeException e) {

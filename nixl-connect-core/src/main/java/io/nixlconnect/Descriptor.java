@@ -2,23 +2,13 @@ package io.nixlconnect;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
-import io.nixlconnect.cuda.CudaBuffer;
 import io.nixlconnect.cuda.CudaDeviceBuffer;
-import io.nixlconnect.cuda.LiveUse;
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
-import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
-import java.util.Deque;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A buffer that takes part in transfers: where it is ({@link #device()}), its address ({@link #ptr()})
@@ -39,8 +29,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Descriptor implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(Descriptor.class);
-
     private final Device device;
     private final long ptr;
     private final long size;
@@ -51,35 +39,11 @@ public final class Descriptor implements AutoCloseable {
     private List<MemoryRegion> regionList;
     /** Keeps the caller's buffer reachable while we hold its address. */
     private final Object ref;
-    /** Memory this descriptor frees on close: its own allocation, or a GPU buffer handed over with {@link #owning}. */
-    private AutoCloseable owned;
-    private final AtomicInteger liveUses = new AtomicInteger();
-    private final Map<Connection, RegistrationCache.Lease> registrations = new IdentityHashMap<>();
-    /**
-     * Per registration from {@link #registerMemory}, a use of the CUDA buffer described: a registered buffer
-     * cannot be freed, so no later allocation at the same address can meet the stale registration.
-     */
-    private final Map<Connection, LiveUse> registrationUses = new IdentityHashMap<>();
-    /** Live-use handles on a borrowed GPU buffer, one per live operation: it cannot be freed under us. */
-    private final Deque<LiveUse> bufferUses = new ArrayDeque<>();
     private SerializedDescriptor serialized;
-    private boolean closed;
     /** For a slice: the outermost descriptor whose memory and registration it shares; null otherwise. */
     private final Descriptor parent;
-    /** Registrations of this buffer that its slices hold ({@link #registerMemory} on a slice): it cannot close under them. */
-    private int sliceRegistrations;
-    /** Ended operations whose memory the transport has not released yet (see {@link #beginDrain()}). */
-    private int drainingUses;
-    /** Set when a drained operation's memory may still be reached by a stalled peer (see {@link #endDrain}). */
-    private MemoryKeeper memoryKeeper;
-    /**
-     * Closed while a transport may still touch its memory, which this descriptor owns: {@link #close()} returned at
-     * once, and the last {@link #endDrain} frees the memory, or hands it to the transport.
-     */
-    private boolean freeWhenDrained;
-    /** Whether a transport already keeps this memory reachable until its agent closes (see {@link #endDrain}). */
-    private boolean reachabilityKept;
-    private Map<Connection, LiveUse> usesToEndWhenDrained;
+    /** The books of the memory this views: live uses, registrations, drain, what it owns and frees (see MemoryLedger). */
+    private final MemoryLedger ledger;
 
     /**
      * Describes the remaining bytes of a direct buffer ({@code position} to {@code limit}). The buffer is
@@ -96,7 +60,7 @@ public final class Descriptor implements AutoCloseable {
 
     private Descriptor(Memory memory, long size) {
         this(Pointer.nativeValue(memory), size, Device.CPU, memory, false);
-        this.owned = memory;
+        ledger.own(memory);
     }
 
     /**
@@ -132,6 +96,7 @@ public final class Descriptor implements AutoCloseable {
         this.ref = ref;
         this.remote = remote;
         this.parent = parent;
+        this.ledger = new MemoryLedger(this, parent == null ? null : parent.ledger, ref);
     }
 
     /**
@@ -147,7 +112,7 @@ public final class Descriptor implements AutoCloseable {
      */
     public static Descriptor owning(CudaDeviceBuffer buffer) {
         Descriptor descriptor = new Descriptor(buffer);
-        descriptor.owned = buffer;
+        descriptor.ledger.own(buffer);
         return descriptor;
     }
 
@@ -252,10 +217,8 @@ public final class Descriptor implements AutoCloseable {
             throw new IndexOutOfBoundsException("slice [" + offset + ", " + offset + "+" + length
                     + ") outside descriptor of " + size + " bytes");
         }
-        synchronized (this) {
-            ensureLocal("slice");
-            ensureOpen();
-        }
+        ensureLocal("slice");
+        ledger.ensureOpen();
         Descriptor root = parent == null ? this : parent;
         return new Descriptor(ptr + offset, length, device, root.ref, false, root);
     }
@@ -288,36 +251,13 @@ public final class Descriptor implements AutoCloseable {
             throw new IllegalArgumentException("connector must not be null");
         }
         Connection connection = connector.connection();
-        synchronized (this) {
-            ensureLocal("register");
-            ensureOpen();
-            if (!registrations.containsKey(connection)) {
-                if (parent != null) {
-                    parent.holdForSlice();
-                }
-                LiveUse use = null;
-                try {
-                    use = ref instanceof CudaBuffer buffer ? buffer.acquireUse() : null; // refused once freed
-                    registrations.put(connection, connection.registrations().acquire(registrationRegion()));
-                } catch (RuntimeException | Error e) {
-                    if (use != null) {
-                        use.close();
-                    }
-                    if (parent != null) {
-                        parent.releaseForSlice();
-                    }
-                    throw e;
-                }
-                if (use != null) {
-                    registrationUses.put(connection, use);
-                }
-            }
-        }
+        ensureLocal("register");
+        ledger.register(connection, registrationRegion());
     }
 
     /** Whether this descriptor holds its own registration with the connector (see {@link #registerMemory}). */
     public synchronized boolean isRegistered(Connector connector) {
-        return registrations.containsKey(connector.connection());
+        return ledger.isRegistered(connector.connection());
     }
 
     /**
@@ -350,12 +290,9 @@ public final class Descriptor implements AutoCloseable {
         return asByteBuffer(0, (int) size);
     }
 
-    private synchronized void checkHostReadable() {
+    private void checkHostReadable() {
         ensureLocal("read");
-        ensureOpen();
-        if (parent != null) {
-            parent.ensureUsable("read");
-        }
+        ledger.ensureReadable();
         if (device.isGpu()) {
             throw new IllegalStateException("Descriptor is GPU memory (" + device + "); copy it to the host first");
         }
@@ -377,80 +314,7 @@ public final class Descriptor implements AutoCloseable {
      */
     @Override
     public void close() {
-        Map<Connection, RegistrationCache.Lease> toRelease;
-        Map<Connection, LiveUse> usesToEnd;
-        boolean deferred;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            if (liveUses.get() > 0) {
-                throw new IllegalStateException("Descriptor " + this + " is still in use by " + liveUses.get()
-                        + " live operation(s); close or wait for them first");
-            }
-            // Memory this descriptor owns is nobody else's to free: rather than block the caller until the transport
-            // releases it (up to the drain limit), hand it to the last drain to end.
-            deferred = drainingUses > 0 && owned != null && parent == null && sliceRegistrations == 0;
-            if (!deferred) {
-                awaitDrained();
-            }
-            if (closed) {
-                return;
-            }
-            if (sliceRegistrations > 0) {
-                // A registration of freed memory would stay reachable by peers: refuse, as for a live operation.
-                throw new IllegalStateException("Descriptor " + this + " is still registered through "
-                        + sliceRegistrations + " of its slices (registerMemory); close them first");
-            }
-            closed = true;
-            toRelease = new IdentityHashMap<>(registrations);
-            registrations.clear();
-            usesToEnd = new IdentityHashMap<>(registrationUses);
-            registrationUses.clear();
-            if (deferred) {
-                freeWhenDrained = true;
-                usesToEndWhenDrained = usesToEnd;
-            }
-        }
-        toRelease.values().forEach(RegistrationCache.Lease::release);
-        if (parent != null) {
-            for (int i = 0; i < toRelease.size(); i++) {
-                parent.releaseForSlice();
-            }
-        }
-        if (!deferred) {
-            free(usesToEnd);
-        }
-    }
-
-    /**
-     * Frees what this descriptor owns, once no transport touches it; after a drain limit (a peer that stalled could
-     * still ask UCX over TCP for the memory) hands it to the transport instead, with the pages of host memory given
-     * back to the system first: they stay mapped, so a late request reads zeros instead of freed memory.
-     */
-    private void free(Map<Connection, LiveUse> usesToEnd) {
-        AutoCloseable toFree = owned;
-        owned = null;
-        MemoryKeeper keeper = memoryKeeper;
-        if (keeper != null) {
-            // The transport keeps the GPU buffer's uses and the memory this descriptor owns until its agent closes
-            // (endDrain already handed it what keeps the memory reachable).
-            usesToEnd.values().forEach(use -> keeper.keep(use, 0));
-            if (toFree != null) {
-                long released = toFree instanceof Memory && device.kind() == DeviceKind.HOST
-                        ? NativeMemory.releasePages(ptr, size) : 0;
-                keeper.keep(toFree, size - released);
-            }
-            return;
-        }
-        usesToEnd.values().forEach(LiveUse::close); // deregistered: the buffer may be freed now
-        if (toFree != null) {
-            try {
-                toFree.close();
-            } catch (Exception e) {
-                throw new IllegalStateException("Freeing the memory of " + this + " failed", e);
-            }
-        }
+        ledger.close();
     }
 
     // --- used by operations -------------------------------------------------------------------------
@@ -488,131 +352,29 @@ public final class Descriptor implements AutoCloseable {
     }
 
     /** Marks the descriptor as used by a live operation; refused once closed or for remote memory. */
-    synchronized void acquireUse() {
+    void acquireUse() {
         ensureLocal("transfer into or out of");
-        ensureOpen();
-        if (parent != null) {
-            parent.acquireUse(); // the original then refuses to close (and so to free the memory) under us
-            liveUses.incrementAndGet();
-            return;
-        }
-        if (ref instanceof CudaBuffer buffer) {
-            bufferUses.push(buffer.acquireUse()); // throws if the buffer was closed meanwhile
-        }
-        liveUses.incrementAndGet();
+        ledger.acquireUse();
     }
 
-    synchronized void releaseUse() {
-        liveUses.decrementAndGet();
-        if (parent != null) {
-            parent.releaseUse();
-            return;
-        }
-        LiveUse use = bufferUses.poll();
-        if (use != null) {
-            use.close();
-        }
+    void releaseUse() {
+        ledger.releaseUse();
     }
 
-    /**
-     * An operation on this memory ended before the transport released it (a passive operation closed
-     * while a peer's transfer may still be in flight): the memory must stay until {@link #endDrain()}.
-     */
-    synchronized void beginDrain() {
-        liveUses.decrementAndGet();
-        if (parent != null) {
-            parent.beginDrain(); // the original's close waits for the drain: the memory is its
-            return;
-        }
-        drainingUses++;
+    /** The operation ended before the transport released its memory (see {@link MemoryLedger#beginDrain()}). */
+    void beginDrain() {
+        ledger.beginDrain();
     }
 
-    /**
-     * The transport released the memory of an operation that {@link #beginDrain() drained}; a non-null
-     * {@code keeper} says a stalled peer might still reach it, so {@link #close()} hands the memory to it
-     * instead of freeing it.
-     */
-    synchronized void endDrain(MemoryKeeper keeper) {
-        if (parent != null) {
-            parent.endDrain(keeper);
-            return;
-        }
-        if (keeper != null) {
-            memoryKeeper = keeper;
-            // Also if this descriptor is never closed: its memory must not be freed by the garbage collector
-            // (JNA's Memory, a direct buffer) while a stalled peer could still reach it. Once is enough: a pool
-            // whose slices are published per request would otherwise leave one holder per aborted slice.
-            if (!reachabilityKept) {
-                reachabilityKept = true;
-                Object keepReachable = owned != null ? owned : ref;
-                keeper.keep(() -> Reference.reachabilityFence(keepReachable), 0);
-            }
-        }
-        drainingUses--;
-        LiveUse use = bufferUses.poll();
-        if (use != null && keeper != null) {
-            keeper.keep(use::close, 0); // the borrowed GPU buffer stays unfreeable until the agent closes
-        } else if (use != null) {
-            use.close();
-        }
-        if (drainingUses == 0 && freeWhenDrained) {
-            freeWhenDrained = false;
-            Map<Connection, LiveUse> usesToEnd = usesToEndWhenDrained;
-            usesToEndWhenDrained = null;
-            try {
-                free(usesToEnd);
-            } catch (RuntimeException e) {
-                log.warn("Freeing the memory of closed descriptor {} failed", this, e);
-            }
-        }
-        notifyAll();
-    }
-
-    /**
-     * Waits (holding no lock but this monitor's wait) until no transport may touch the memory. Bounded:
-     * the transport releases a drained window at the latest after its drain limit or when it closes.
-     */
-    private void awaitDrained() {
-        boolean interrupted = false;
-        while (drainingUses > 0) {
-            try {
-                wait();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+    /** The transport released a drained operation's memory (see {@link MemoryLedger#endDrain}). */
+    void endDrain(@Nullable MemoryKeeper keeper) {
+        ledger.endDrain(keeper);
     }
 
     private void ensureLocal(String action) {
         if (remote) {
             throw new IllegalStateException("Cannot " + action + " a remote descriptor (" + this
                     + "): it describes a peer's memory");
-        }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException("Descriptor " + this + " is closed");
-        }
-    }
-
-    /** For the original of a slice: one of its slices registers it (see {@link #sliceRegistrations}). */
-    private synchronized void holdForSlice() {
-        ensureUsable("register");
-        sliceRegistrations++;
-    }
-
-    private synchronized void releaseForSlice() {
-        sliceRegistrations--;
-    }
-
-    /** For the original of a slice: refuses once it is closed (its memory may be gone). */
-    private synchronized void ensureUsable(String action) {
-        if (closed) {
-            throw new IllegalStateException("Cannot " + action + " a slice of closed descriptor " + this);
         }
     }
 
