@@ -248,9 +248,14 @@ class FailedPeerReportTest {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         String name = "peer-" + ProcessHandle.current().pid();
-        try (Connector connector = new Connector(ConnectorOptions.builder().workerId(name)
+        // The cancelling reader's connector has a long timeout: at 20 ms, loading the peer on a loaded machine could
+        // already time the read out (ERRORED) before cancel() runs.
+        try (Connector timingOut = new Connector(ConnectorOptions.builder().workerId(name)
                 .transports(NixlSettings.defaults().withLibraryDir(Path.of(args[1])))
                 .operationTimeout(Duration.ofMillis(20)).build());
+             Connector cancelling = new Connector(ConnectorOptions.builder().workerId(name + "-cancelling")
+                .transports(NixlSettings.defaults().withLibraryDir(Path.of(args[1])))
+                .operationTimeout(Duration.ofSeconds(60)).build());
              BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             out.println("READY");
             String line;
@@ -261,13 +266,16 @@ class FailedPeerReportTest {
                 }
                 RdmaMetadata metadata = RdmaMetadata.fromJson(words[1]);
                 Descriptor local = Descriptor.allocate(metadata.totalSize());
+                boolean cancel = words[0].equals("read-cancel");
+                Connector connector = cancel ? cancelling : timingOut;
                 ActiveOperation operation = words[0].startsWith("read") ? connector.beginRead(metadata, local)
                         : connector.beginWrite(local, metadata);
-                if (words[0].equals("read-cancel")) {
+                if (cancel) {
                     operation.cancel();
                 }
+                String worker = connector.name();
                 operation.completion().whenComplete((ok, error) ->
-                        out.println("ENDED " + operation.status().name() + " " + epochMicros() + " " + name));
+                        out.println("ENDED " + operation.status().name() + " " + epochMicros() + " " + worker));
             }
         }
     }
