@@ -29,13 +29,8 @@ final class EmbeddedWindow implements PassiveWindow {
 
     private final EmbeddedAgent agent;
     private final TransferOp access;
-    /**
-     * The regions sorted by start address, and for each index the region reaching furthest of those up to it: a range
-     * lies in some region iff it lies in the furthest-reaching one among those starting at or before it, so each
-     * lookup is one binary search (a request's ranges cost ranges × log(regions), not ranges × regions).
-     */
-    private final long[] starts;
-    private final MemoryRegion[] furthestUpTo;
+    /** What the window publishes: a request's ranges are checked against these. */
+    private final PublishedRegions regions;
     private final NotificationKey notification;
     /** The one {@link #onNotified} listener; {@link #ENDED} once told (or the window ended without one). */
     private volatile EndListener listener;
@@ -65,15 +60,7 @@ final class EmbeddedWindow implements PassiveWindow {
             int expected) {
         this.agent = agent;
         this.access = access;
-        MemoryRegion[] byStart = regions.toArray(MemoryRegion[]::new);
-        java.util.Arrays.sort(byStart, java.util.Comparator.comparingLong(MemoryRegion::address));
-        this.starts = new long[byStart.length];
-        this.furthestUpTo = new MemoryRegion[byStart.length];
-        for (int i = 0; i < byStart.length; i++) {
-            starts[i] = byStart[i].address();
-            MemoryRegion before = i == 0 ? null : furthestUpTo[i - 1];
-            furthestUpTo[i] = before != null && endOf(before) >= endOf(byStart[i]) ? before : byStart[i];
-        }
+        this.regions = new PublishedRegions(regions);
         this.notification = notification;
         this.expected = expected;
     }
@@ -86,36 +73,9 @@ final class EmbeddedWindow implements PassiveWindow {
         return notification;
     }
 
-    /** Whether {@code [address, address + length)} lies inside one of this window's regions. */
-    boolean covers(long address, long length) {
-        return regionCovering(address, length) != null;
-    }
-
-    /** The region holding {@code [address, address + length)}, or null. */
-    MemoryRegion regionCovering(long address, long length) {
-        int low = 0;
-        int high = starts.length - 1;
-        int last = -1; // the last region starting at or before address
-        while (low <= high) {
-            int middle = (low + high) >>> 1;
-            if (starts[middle] <= address) {
-                last = middle;
-                low = middle + 1;
-            } else {
-                high = middle - 1;
-            }
-        }
-        if (last < 0) {
-            return null;
-        }
-        MemoryRegion candidate = furthestUpTo[last];
-        return candidate.contains(address, length) ? candidate : null;
-    }
-
-    /** One past the region's last byte, saturated (a region's address plus length never wraps in practice). */
-    private static long endOf(MemoryRegion region) {
-        long end = region.address() + region.length();
-        return end < region.address() ? Long.MAX_VALUE : end;
+    /** The regions it publishes, in publication order. */
+    PublishedRegions regions() {
+        return regions;
     }
 
     synchronized boolean enter(Link link) {

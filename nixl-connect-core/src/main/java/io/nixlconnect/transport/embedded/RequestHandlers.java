@@ -1,7 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
 import io.nixlconnect.transport.MemoryRegion;
-import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
 import java.io.IOException;
 
@@ -113,7 +112,7 @@ final class RequestHandlers {
             for (int i = 0; i < ranges.size(); i++) {
                 long address = ranges.addresses()[i];
                 long length = ranges.lengths()[i];
-                MemoryRegion region = window.regionCovering(address, length);
+                MemoryRegion region = ranges.region(i);
                 if (access == TransferOp.READ) {
                     Wire.sendMemory(link, region.type(), address, length, transport.staging());
                 } else {
@@ -166,10 +165,8 @@ final class RequestHandlers {
             byte[] challenge = proven ? connection.readChallenge(link) : null;
             String declined = proven ? transport.sameHostCopyDisabled() : "this reader's same-host copy is not bound to "
                     + "the process that owns the window (a nixl-connect from before grant proofs): upgrade it";
-            for (int i = 0; declined == null && i < ranges.size(); i++) {
-                if (window.regionCovering(ranges.addresses()[i], ranges.lengths()[i]).type() != MemoryType.DRAM) {
-                    declined = "GPU memory is staged through the socket";
-                }
+            if (declined == null && !ranges.hostMemoryOnly()) {
+                declined = "GPU memory is staged through the socket";
             }
             // Writes while granted hold the link's monitor: a close may write a revocation on it (EmbeddedWindow#revoke).
             if (declined != null) {
@@ -259,7 +256,7 @@ final class RequestHandlers {
                     Wire.writeOk(link);
                 }
                 for (int i = 0; i < ranges.size(); i++) {
-                    MemoryRegion region = window.regionCovering(ranges.addresses()[i], ranges.lengths()[i]);
+                    MemoryRegion region = ranges.region(i);
                     if (access == TransferOp.READ) {
                         Wire.sendMemory(link, region.type(), ranges.addresses()[i], ranges.lengths()[i], transport.staging());
                     } else {

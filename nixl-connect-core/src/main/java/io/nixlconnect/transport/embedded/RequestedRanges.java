@@ -1,10 +1,12 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import java.util.Arrays;
 
 /**
- * A request's ranges, checked against the window one by one as they arrive; storage grows with what arrived.
+ * A request's ranges, checked against the window one by one as they arrive (each in O(1) when they come in the
+ * published order, see {@link PublishedRegions}), with the region each lies in; storage grows with what arrived.
  * One per server connection, {@link #reset} for each request (a small request's ranges then cost no allocation);
  * storage grown beyond {@link #KEPT} ranges by a large request is not kept for the next.
  */
@@ -19,7 +21,12 @@ final class RequestedRanges implements Wire.RangeSink {
     private long total;
     private long[] addresses = new long[KEPT];
     private long[] lengths = new long[KEPT];
+    /** The published region each accepted range lies in. */
+    private MemoryRegion[] regions = new MemoryRegion[KEPT];
     private int size;
+    /** Where the last accepted range lay (publication index), -1 before the first: where the next is looked for first. */
+    private int hint;
+    private boolean hostMemoryOnly;
 
     /** {@code window}: null when the request is refused already (its ranges are then only counted, with {@code readAll}). */
     RequestedRanges reset(EmbeddedWindow window, boolean readAll) {
@@ -27,10 +34,14 @@ final class RequestedRanges implements Wire.RangeSink {
         this.readAll = readAll;
         refused = window == null;
         total = 0;
+        Arrays.fill(regions, 0, size, null); // nothing of the previous window is kept reachable
         size = 0;
+        hint = -1;
+        hostMemoryOnly = true;
         if (addresses.length > KEPT) {
             addresses = new long[KEPT];
             lengths = new long[KEPT];
+            regions = new MemoryRegion[KEPT];
         }
         return this;
     }
@@ -40,30 +51,34 @@ final class RequestedRanges implements Wire.RangeSink {
         if (total <= Wire.INLINE_MAX_BYTES) {
             total += Math.max(0, Math.min(length, Wire.INLINE_MAX_BYTES + 1L)); // negative: refused below
         }
-        if (!refused && !window.covers(address, length)) {
+        int index = refused ? -1 : window.regions().indexCovering(address, length, hint);
+        if (index < 0) {
             refused = true;
-        }
-        if (refused) {
             return readAll;
         }
         if (size == addresses.length) {
             addresses = Arrays.copyOf(addresses, size * 2);
             lengths = Arrays.copyOf(lengths, size * 2);
+            regions = Arrays.copyOf(regions, size * 2);
         }
+        MemoryRegion region = window.regions().get(index);
+        hint = index;
+        hostMemoryOnly &= region.type() == MemoryType.DRAM;
         addresses[size] = address;
         lengths[size] = length;
+        regions[size] = region;
         size++;
         return true;
     }
 
-    /** Whether every range lies in host memory of the window (GPU memory is staged, not gathered). */
+    /** Whether every accepted range lies in host memory of the window (GPU memory is staged, not gathered). */
     boolean hostMemoryOnly() {
-        for (int i = 0; i < size; i++) {
-            if (window.regionCovering(addresses[i], lengths[i]).type() != MemoryType.DRAM) {
-                return false;
-            }
-        }
-        return true;
+        return hostMemoryOnly;
+    }
+
+    /** The published region accepted range {@code index} lies in. */
+    MemoryRegion region(int index) {
+        return regions[index];
     }
 
     /** A range lay outside the window (or there is no window). */

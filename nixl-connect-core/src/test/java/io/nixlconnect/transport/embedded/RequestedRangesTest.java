@@ -43,6 +43,31 @@ class RequestedRangesTest {
         assertThat(ranges.lengths()[1]).isEqualTo(4096);
         assertThat(ranges.total()).isEqualTo(4106);
         assertThat(ranges.hostMemoryOnly()).isTrue();
+        assertThat(ranges.region(0)).isEqualTo(new MemoryRegion(BASE, 4096, MemoryType.DRAM, 0));
+        assertThat(ranges.region(1)).isEqualTo(ranges.region(0));
+    }
+
+    /** Each accepted range keeps the published region it lies in, in or out of the published order. */
+    @Test
+    void eachRangeKnowsItsRegion() {
+        MemoryRegion first = new MemoryRegion(BASE + 0x10000, 4096, MemoryType.DRAM, 0);
+        MemoryRegion second = new MemoryRegion(BASE + 0x20000, 4096, MemoryType.DRAM, 0);
+        agent.registerMemory(first);
+        agent.registerMemory(second);
+        EmbeddedWindow blocks = (EmbeddedWindow) agent.openWindow(TransferOp.WRITE, List.of(second, first),
+                "fedcba9876543210fedcba9876543210".getBytes());
+        RequestedRanges ranges = new RequestedRanges().reset(blocks, false);
+        assertThat(ranges.accept(second.address(), 4096)).isTrue();
+        assertThat(ranges.accept(first.address(), 100)).isTrue();
+        assertThat(ranges.accept(first.address() + 100, 3996)).isTrue();
+        assertThat(ranges.accept(second.address() + 8, 8)).isTrue(); // back to the first published region
+        assertThat(ranges.region(0)).isSameAs(second);
+        assertThat(ranges.region(1)).isSameAs(first);
+        assertThat(ranges.region(2)).isSameAs(first);
+        assertThat(ranges.region(3)).isSameAs(second);
+        assertThat(ranges.accept(first.address() + 4000, 200)).isFalse(); // past its end
+        assertThat(ranges.refused()).isTrue();
+        blocks.close();
     }
 
     @Test
