@@ -143,10 +143,8 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
     /** Marks the descriptors in use and registers them; undone by {@link #releaseLocal()}. */
     final void acquireLocal() {
         try {
-            for (Descriptor descriptor : localDescriptors) {
-                descriptor.acquireUse();
-                usesAcquired++;
-            }
+            DescriptorUses.acquire(localDescriptors); // all or none
+            usesAcquired = localDescriptors.size();
             // Counted holds: the operation knows which regions it holds, and releases exactly those.
             RegistrationCache cache = connection().registrations();
             heldIn = cache;
@@ -182,13 +180,13 @@ abstract sealed class AbstractOperation implements Operation permits PassiveOper
                 i += run;
             }
             held = 0;
-            MemoryKeeper keeper = draining ? memoryKeeper() : null;
-            for (int i = 0; i < usesAcquired; i++) {
-                if (draining) {
+            if (draining) {
+                MemoryKeeper keeper = memoryKeeper();
+                for (int i = 0; i < usesAcquired; i++) {
                     localDescriptors.get(i).endDrain(keeper);
-                } else {
-                    localDescriptors.get(i).releaseUse();
                 }
+            } else {
+                DescriptorUses.release(localDescriptors, usesAcquired);
             }
             usesAcquired = 0;
             draining = false;

@@ -361,6 +361,26 @@ public final class Descriptor implements AutoCloseable {
         ledger.releaseUse();
     }
 
+    /** For an original: marks it used by {@code count} live descriptors, itself or its slices ({@link DescriptorUses}). */
+    void acquireUses(int count) {
+        ensureLocal("transfer into or out of");
+        ledger.acquireUses(count);
+    }
+
+    void releaseUses(int count) {
+        ledger.releaseUses(count);
+    }
+
+    /** For a slice whose original is marked with {@link #acquireUses}: marks the slice alone. */
+    void acquireSliceUse() {
+        ensureLocal("transfer into or out of");
+        ledger.acquireSliceUse();
+    }
+
+    void releaseSliceUse() {
+        ledger.releaseSliceUse();
+    }
+
     /** The operation ended before the transport released its memory (see {@link MemoryLedger#beginDrain()}). */
     void beginDrain() {
         ledger.beginDrain();

@@ -202,32 +202,73 @@ final class MemoryLedger {
     }
 
     /** Marks the memory as used by a live operation; refused once closed. */
-    synchronized void acquireUse() {
-        requireOpen();
-        if (original != null) {
-            original.acquireUse(); // the original then refuses to close (and so to free the memory) under us
-            liveUses++;
+    void acquireUse() {
+        if (original == null) {
+            acquireUses(1);
             return;
         }
+        original.acquireUses(1); // the original then refuses to close (and so to free the memory) under us
+        try {
+            acquireSliceUse();
+        } catch (RuntimeException | Error e) {
+            original.releaseUses(1);
+            throw e;
+        }
+    }
+
+    void releaseUse() {
+        if (original == null) {
+            releaseUses(1);
+            return;
+        }
+        releaseSliceUse();
+        original.releaseUses(1);
+    }
+
+    /**
+     * For an original (not a slice): marks it used by {@code count} descriptors of live operations, itself or as many
+     * of its slices (each also marked with {@link #acquireSliceUse}). A block list of one buffer's slices takes this
+     * monitor once, not once per slice ({@link DescriptorUses}). All or none: a refusal undoes what it took.
+     */
+    synchronized void acquireUses(int count) {
+        requireOpen();
         if (ref instanceof CudaBuffer buffer) {
             if (bufferUses == null) {
                 bufferUses = new ArrayDeque<>();
             }
-            bufferUses.push(buffer.acquireUse()); // throws if the buffer was closed meanwhile
+            int acquired = 0;
+            try {
+                for (; acquired < count; acquired++) {
+                    bufferUses.push(buffer.acquireUse()); // throws if the buffer was closed meanwhile
+                }
+            } catch (RuntimeException | Error e) {
+                for (; acquired > 0; acquired--) {
+                    bufferUses.pop().close();
+                }
+                throw e;
+            }
         }
+        liveUses += count;
+    }
+
+    synchronized void releaseUses(int count) {
+        liveUses -= count;
+        for (int i = 0; i < count && bufferUses != null; i++) {
+            LiveUse use = bufferUses.poll();
+            if (use != null) {
+                use.close();
+            }
+        }
+    }
+
+    /** For a slice: marks it alone as used, once its original is marked with {@link #acquireUses}; refused once closed. */
+    synchronized void acquireSliceUse() {
+        requireOpen();
         liveUses++;
     }
 
-    synchronized void releaseUse() {
+    synchronized void releaseSliceUse() {
         liveUses--;
-        if (original != null) {
-            original.releaseUse();
-            return;
-        }
-        LiveUse use = bufferUses == null ? null : bufferUses.poll();
-        if (use != null) {
-            use.close();
-        }
     }
 
     /**
