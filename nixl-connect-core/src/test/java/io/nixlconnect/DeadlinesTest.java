@@ -124,9 +124,10 @@ class DeadlinesTest {
     void disarmingInTheMiddleKeepsTheOthersLinked() throws InterruptedException {
         CountDownLatch kept = new CountDownLatch(2);
         AtomicInteger disarmedRuns = new AtomicInteger();
-        arm(Duration.ofMillis(30), kept::countDown);
-        Deadlines.Deadline middle = arm(Duration.ofMillis(20), disarmedRuns::incrementAndGet);
-        arm(Duration.ofMillis(10), kept::countDown);
+        // Long enough that none expires before the count below is read, on a loaded machine too (10 ms did once).
+        arm(Duration.ofMillis(1500), kept::countDown);
+        Deadlines.Deadline middle = arm(Duration.ofMillis(1250), disarmedRuns::incrementAndGet);
+        arm(Duration.ofMillis(1000), kept::countDown);
         deadlines.disarm(middle);
 
         assertThat(deadlines.armedCount()).isEqualTo(2);
