@@ -146,34 +146,127 @@ public final class RdmaMetadata {
     }
 
     /**
-     * The one validation of a parsed document, whoever parsed it: {@link #fromJson(String)}'s reader, or an
-     * application's Jackson mapper binding a request body (its untyped values: maps, lists, strings, numbers).
+     * The document's fields as a reader found them, checked by {@link #build} in one order whoever read them
+     * ({@link #fromJson} from the text, {@link #fromTree} from a mapper's plain values): an unknown field (the first
+     * in document order), then each field in wire order (missing, wrong type, its rules), then the constructor's.
+     * A repeated field keeps its last value, as a mapper's map does.
+     */
+    private static final class Fields {
+        private @Nullable String unknown;
+        /** The descriptors read, or null when the field is missing or not an array ({@link #descriptorsValue}). */
+        private @Nullable List<SerializedDescriptor> descriptors;
+        private @Nullable Object descriptorsValue;
+        /** The first descriptor refused, thrown once the document is known to be JSON and earlier checks passed. */
+        private @Nullable InvalidMetadataException descriptorRefused;
+        private @Nullable Object nixlMetadata;
+        private @Nullable Object notificationKey;
+        private @Nullable Object operationKind;
+
+        private void field(String name, @Nullable Object value) {
+            switch (name) {
+                case "descriptors" -> {
+                    descriptors = null;
+                    descriptorRefused = null;
+                    descriptorsValue = value;
+                    if (value instanceof List<?> list) {
+                        descriptors = new ArrayList<>(list.size());
+                        SerializedDescriptor.Fields at = new SerializedDescriptor.Fields();
+                        for (int i = 0; i < list.size() && descriptorRefused == null; i++) {
+                            at.start(i);
+                            try {
+                                descriptors.add(SerializedDescriptor.fromMap(list.get(i), at));
+                            } catch (InvalidMetadataException refused) {
+                                descriptorRefused = refused;
+                            }
+                        }
+                    }
+                }
+                case "nixl_metadata" -> nixlMetadata = value;
+                case "notification_key" -> notificationKey = value;
+                case "operation_kind" -> operationKind = value;
+                default -> {
+                    if (unknown == null) {
+                        unknown = name;
+                    }
+                }
+            }
+        }
+
+        /** The descriptors field as {@link #fromJson} reads it: straight into descriptors, one field holder for all. */
+        private void descriptors(Json.Reader reader) {
+            if (reader.peek() != '[') {
+                field("descriptors", reader.value());
+                return;
+            }
+            descriptorsValue = null;
+            descriptorRefused = null;
+            List<SerializedDescriptor> read = new ArrayList<>(4);
+            descriptors = read;
+            if (!reader.beginArray()) {
+                return;
+            }
+            SerializedDescriptor.Fields at = new SerializedDescriptor.Fields();
+            int index = 0;
+            do {
+                if (descriptorRefused != null) {
+                    reader.value(); // the rest is only read as JSON: a malformed document is refused as that first
+                } else if (reader.peek() != '{') {
+                    at.start(index);
+                    descriptorRefused = SerializedDescriptor.notAnObject(reader.value(), at);
+                } else {
+                    try {
+                        read.add(SerializedDescriptor.read(reader, index, at));
+                    } catch (InvalidMetadataException refused) {
+                        descriptorRefused = refused;
+                    }
+                }
+                index++;
+            } while (reader.nextElement());
+        }
+
+        RdmaMetadata build() {
+            if (unknown != null) {
+                throw WireValues.unknownField(unknown, FIELDS);
+            }
+            if (descriptors == null) {
+                if (descriptorsValue == null) {
+                    throw new InvalidMetadataException("descriptors", "is required");
+                }
+                throw new InvalidMetadataException("descriptors", "must be an array, was "
+                        + WireValues.describe(descriptorsValue));
+            }
+            if (descriptorRefused != null) {
+                throw descriptorRefused;
+            }
+            String metadata = WireValues.requireString(required(nixlMetadata, "nixl_metadata"), "nixl_metadata");
+            String key = WireValues.requireString(required(notificationKey, "notification_key"), "notification_key");
+            long kind = operationKind instanceof Long plain ? plain
+                    : WireValues.requireLong(required(operationKind, "operation_kind"), "operation_kind");
+            if (kind != OperationKind.READ.value() && kind != OperationKind.WRITE.value()) {
+                throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + kind);
+            }
+            return ofParsed(descriptors, metadata, key, OperationKind.fromValue((int) kind));
+        }
+    }
+
+    /**
+     * An application's Jackson mapper binding a request body: its untyped values (maps, lists, strings, numbers),
+     * validated as {@link #fromJson(String)} validates the text.
      */
     @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
     static RdmaMetadata fromTree(@Nullable Object document) {
         if (!(document instanceof Map<?, ?> map)) {
-            throw new InvalidMetadataException("(document)", "must be a JSON object, was " + WireValues.describe(document));
+            throw notAnObject(document);
         }
-        WireValues.refuseUnknownFields(map, FIELDS, "");
-        Object descriptors = map.get("descriptors");
-        if (descriptors == null) {
-            throw new InvalidMetadataException("descriptors", "is required");
+        Fields fields = new Fields();
+        for (Map.Entry<?, ?> entry : map.entrySet()) {
+            fields.field(String.valueOf(entry.getKey()), entry.getValue());
         }
-        if (!(descriptors instanceof List<?> list)) {
-            throw new InvalidMetadataException("descriptors", "must be an array, was " + WireValues.describe(descriptors));
-        }
-        List<SerializedDescriptor> parsed = new ArrayList<>(list.size());
-        for (int i = 0; i < list.size(); i++) {
-            parsed.add(SerializedDescriptor.fromMap(list.get(i), i == 0 ? "descriptors[0]." : "descriptors[" + i + "]."));
-        }
-        String metadata = WireValues.requireString(required(map.get("nixl_metadata"), "nixl_metadata"), "nixl_metadata");
-        String key = WireValues.requireString(required(map.get("notification_key"), "notification_key"),
-                "notification_key");
-        long kind = WireValues.requireLong(required(map.get("operation_kind"), "operation_kind"), "operation_kind");
-        if (kind != OperationKind.READ.value() && kind != OperationKind.WRITE.value()) {
-            throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + kind);
-        }
-        return ofParsed(parsed, metadata, key, OperationKind.fromValue((int) kind));
+        return fields.build();
+    }
+
+    private static InvalidMetadataException notAnObject(@Nullable Object document) {
+        return new InvalidMetadataException("(document)", "must be a JSON object, was " + WireValues.describe(document));
     }
 
     private static Object required(@Nullable Object value, String field) {
@@ -184,7 +277,8 @@ public final class RdmaMetadata {
     }
 
     /**
-     * Parses a document as a Python Dynamo worker sends it.
+     * Parses a document as a Python Dynamo worker sends it, straight into its values: the whole text is read as JSON
+     * before any rule is checked, so a malformed document is refused as that, whatever else it breaks.
      *
      * @throws InvalidMetadataException if it is not JSON or breaks a rule; the message names the field
      */
@@ -192,13 +286,29 @@ public final class RdmaMetadata {
         if (json == null) {
             throw new InvalidMetadataException("(document)", "is null");
         }
-        Object document;
+        Fields fields = new Fields();
         try {
-            document = Json.read(json);
+            Json.Reader reader = new Json.Reader(json);
+            if (reader.peek() != '{') {
+                Object document = reader.value();
+                reader.end();
+                throw notAnObject(document);
+            }
+            if (reader.beginObject()) {
+                do {
+                    String name = reader.name();
+                    if (name.equals("descriptors")) {
+                        fields.descriptors(reader);
+                    } else {
+                        fields.field(name, reader.value());
+                    }
+                } while (reader.nextField());
+            }
+            reader.end();
         } catch (Json.MalformedException e) {
             throw new InvalidMetadataException("(document)", "is not valid JSON: " + e.getMessage(), e);
         }
-        return fromTree(document);
+        return fields.build();
     }
 
     /** The compact JSON Python Dynamo writes, fields in its order; what an application's Jackson mapper writes too. */
@@ -217,7 +327,7 @@ public final class RdmaMetadata {
         StringBuilder json = new StringBuilder(96 + 64 * descriptors.size() + metadata.length() + key.length())
                 .append("{\"descriptors\":[");
         for (int i = 0; i < descriptors.size(); i++) {
-            json.append(i == 0 ? "" : ",").append(descriptors.get(i).toJson());
+            descriptors.get(i).appendJson(i == 0 ? json : json.append(','));
         }
         return json.append("],\"nixl_metadata\":\"").append(metadata).append("\",\"notification_key\":\"").append(key)
                 .append("\",\"operation_kind\":").append(operationKind.value()).append('}').toString();

@@ -31,23 +31,154 @@ public final class SerializedDescriptor {
      * @throws InvalidMetadataException naming the field that breaks a rule
      */
     public SerializedDescriptor(String device, long ptr, long size) {
-        this(device, ptr, size, "");
+        this(device, ptr, size, null);
     }
 
-    SerializedDescriptor(String device, long ptr, long size, String fieldPrefix) {
-        this.device = parseDevice(device, fieldPrefix);
+    /** {@code at}: where the descriptor sits in a document, for error messages; null for a descriptor of its own. */
+    private SerializedDescriptor(String device, long ptr, long size, @Nullable Fields at) {
+        this.device = parseDevice(device, at);
         this.deviceText = device.strip().toLowerCase(Locale.ROOT);
         if (ptr == 0) {
-            throw new InvalidMetadataException(fieldPrefix + "ptr", "must not be 0 (null pointer)");
+            throw new InvalidMetadataException(fieldName(at, "ptr"), "must not be 0 (null pointer)");
         }
         if (ptr < 0) {
-            throw new InvalidMetadataException(fieldPrefix + "ptr", "must be a positive address, was " + ptr);
+            throw new InvalidMetadataException(fieldName(at, "ptr"), "must be a positive address, was " + ptr);
         }
         if (size < 0) {
-            throw new InvalidMetadataException(fieldPrefix + "size", "must be >= 0, was " + size);
+            throw new InvalidMetadataException(fieldName(at, "size"), "must be >= 0, was " + size);
         }
         this.ptr = ptr;
         this.size = size;
+    }
+
+    /** The field's full name, put together only for a refusal. */
+    private static String fieldName(@Nullable Fields at, String name) {
+        return at == null ? name : at.prefix() + name;
+    }
+
+    /**
+     * One descriptor object's fields as a reader found them, checked by {@link #build} in one order whoever read them
+     * ({@link #read} from the text, {@link #fromMap} from a mapper's plain values): an unknown field, a missing one,
+     * a wrong type, then the constructor's rules. {@link #read} reuses one for all of a document's descriptors.
+     */
+    static final class Fields {
+        private @Nullable String prefix;
+        private int index;
+        private @Nullable String unknown;
+        private boolean hasDevice;
+        private boolean hasPtr;
+        private boolean hasSize;
+        private @Nullable Object device;
+        /** A value that is not a plain long (then {@link #ptrValue} is unused), or null when it is one. */
+        private @Nullable Object ptrObject;
+        private @Nullable Object sizeObject;
+        private boolean ptrPlain;
+        private boolean sizePlain;
+        private long ptrValue;
+        private long sizeValue;
+
+        /** Starts the descriptor at {@code index} of a document's list. */
+        void start(int index) {
+            start(index, null);
+        }
+
+        /** Starts a descriptor: located by its index in a document's list, or by {@code prefix} when not null. */
+        private void start(int index, @Nullable String prefix) {
+            this.index = index;
+            this.prefix = prefix;
+            unknown = null;
+            hasDevice = hasPtr = hasSize = false;
+            device = ptrObject = sizeObject = null;
+            ptrPlain = sizePlain = false;
+        }
+
+        String prefix() {
+            return prefix != null ? prefix : index == 0 ? "descriptors[0]." : "descriptors[" + index + "].";
+        }
+
+        private void field(String name, @Nullable Object value) {
+            switch (name) {
+                case "device" -> {
+                    hasDevice = true;
+                    device = value;
+                }
+                case "ptr" -> {
+                    hasPtr = true;
+                    ptrPlain = value instanceof Long;
+                    ptrObject = value;
+                    ptrValue = ptrPlain ? (Long) value : 0;
+                }
+                case "size" -> {
+                    hasSize = true;
+                    sizePlain = value instanceof Long;
+                    sizeObject = value;
+                    sizeValue = sizePlain ? (Long) value : 0;
+                }
+                default -> unknown(name);
+            }
+        }
+
+        private void unknown(String name) {
+            if (unknown == null) {
+                unknown = name;
+            }
+        }
+
+        SerializedDescriptor build() {
+            if (unknown != null) {
+                throw WireValues.unknownField(prefix() + unknown, FIELDS);
+            }
+            if (!hasDevice) {
+                throw new InvalidMetadataException(prefix() + "device", "is required");
+            }
+            if (!hasPtr) {
+                throw new InvalidMetadataException(prefix() + "ptr", "is required");
+            }
+            if (!hasSize) {
+                throw new InvalidMetadataException(prefix() + "size", "is required");
+            }
+            String deviceText = device instanceof String text ? text : WireValues.requireString(device, prefix() + "device");
+            long ptr = ptrPlain ? ptrValue : WireValues.requireLong(ptrObject, prefix() + "ptr");
+            long size = sizePlain ? sizeValue : WireValues.requireLong(sizeObject, prefix() + "size");
+            return new SerializedDescriptor(deviceText, ptr, size, this);
+        }
+    }
+
+    /**
+     * Reads the descriptor object at the reader's {@code '{'} straight into a descriptor (no value boxed or copied
+     * but the device text); {@code fields} is the caller's, reused, {@code index} locates it in error messages.
+     */
+    static SerializedDescriptor read(Json.Reader reader, int index, Fields fields) {
+        fields.start(index, null);
+        if (reader.beginObject()) {
+            do {
+                String name = reader.name();
+                switch (name) {
+                    case "ptr" -> {
+                        long ptr = reader.smallInteger();
+                        if (ptr != Json.Reader.NOT_A_SMALL_INTEGER) {
+                            fields.hasPtr = fields.ptrPlain = true;
+                            fields.ptrValue = ptr;
+                            fields.ptrObject = null;
+                        } else {
+                            fields.field(name, reader.value());
+                        }
+                    }
+                    case "size" -> {
+                        long size = reader.smallInteger();
+                        if (size != Json.Reader.NOT_A_SMALL_INTEGER) {
+                            fields.hasSize = fields.sizePlain = true;
+                            fields.sizeValue = size;
+                            fields.sizeObject = null;
+                        } else {
+                            fields.field(name, reader.value());
+                        }
+                    }
+                    default -> fields.field(name, reader.value());
+                }
+            } while (reader.nextField());
+        }
+        return fields.build();
     }
 
     /** An application's Jackson mapper binding one descriptor: its untyped value, validated as inside a document. */
@@ -58,30 +189,27 @@ public final class SerializedDescriptor {
 
     /** Reads one descriptor object of a parsed document; {@code fieldPrefix} locates it in error messages. */
     static SerializedDescriptor fromMap(@Nullable Object value, String fieldPrefix) {
+        Fields fields = new Fields();
+        fields.start(0, fieldPrefix);
+        return fromMap(value, fields);
+    }
+
+    /** As {@link #fromMap(Object, String)}, located by {@code fields} (started by the caller). */
+    static SerializedDescriptor fromMap(@Nullable Object value, Fields fields) {
         if (!(value instanceof Map<?, ?> map)) {
-            throw new InvalidMetadataException(fieldPrefix.isEmpty() ? "descriptor" : fieldPrefix.substring(0, fieldPrefix.length() - 1),
-                    "must be an object {device, ptr, size}, was " + WireValues.describe(value));
+            throw notAnObject(value, fields);
         }
-        WireValues.refuseUnknownFields(map, FIELDS, fieldPrefix);
-        Object device = required(map, "device", fieldPrefix);
-        Object ptr = required(map, "ptr", fieldPrefix);
-        Object size = required(map, "size", fieldPrefix);
-        return new SerializedDescriptor(device instanceof String text ? text
-                : WireValues.requireString(device, fieldPrefix + "device"), longValue(ptr, fieldPrefix, "ptr"),
-                longValue(size, fieldPrefix, "size"), fieldPrefix);
+        for (Map.Entry<?, ?> entry : map.entrySet()) {
+            fields.field(String.valueOf(entry.getKey()), entry.getValue());
+        }
+        return fields.build();
     }
 
-    private static Object required(Map<?, ?> map, String name, String fieldPrefix) {
-        Object value = map.get(name);
-        if (value == null && !map.containsKey(name)) {
-            throw new InvalidMetadataException(fieldPrefix + name, "is required");
-        }
-        return value;
-    }
-
-    /** The field's name is put together only when the value is not a plain long (most are). */
-    private static long longValue(@Nullable Object value, String fieldPrefix, String name) {
-        return value instanceof Long plain ? plain : WireValues.requireLong(value, fieldPrefix + name);
+    /** The refusal of a descriptor list's element that is not an object. */
+    static InvalidMetadataException notAnObject(@Nullable Object value, Fields at) {
+        String prefix = at.prefix();
+        return new InvalidMetadataException(prefix.isEmpty() ? "descriptor" : prefix.substring(0, prefix.length() - 1),
+                "must be an object {device, ptr, size}, was " + WireValues.describe(value));
     }
 
     /**
@@ -89,19 +217,19 @@ public final class SerializedDescriptor {
      * (so not {@code gpu} or {@code host}, which only its {@code Device} constructor reads); what it names is
      * then read as {@link Device#of} reads it.
      */
-    private static Device parseDevice(String device, String fieldPrefix) {
-        String field = fieldPrefix + "device"; // cheap: the usual prefix is empty, or a refusal follows
+    private static Device parseDevice(String device, @Nullable Fields at) {
         if (device == null) {
-            throw new InvalidMetadataException(field, "is missing (null)");
+            throw new InvalidMetadataException(fieldName(at, "device"), "is missing (null)");
         }
         String text = device.strip().toLowerCase(Locale.ROOT);
         if (!text.startsWith("cpu") && !text.startsWith("cuda") && !text.startsWith("xpu")) {
-            throw new InvalidMetadataException(field, "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device + "'");
+            throw new InvalidMetadataException(fieldName(at, "device"), "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device + "'");
         }
         try {
             return Device.of(text);
         } catch (IllegalArgumentException e) {
-            throw new InvalidMetadataException(field, "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device + "'", e);
+            throw new InvalidMetadataException(fieldName(at, "device"), "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device
+                    + "'", e);
         }
     }
 
@@ -133,6 +261,12 @@ public final class SerializedDescriptor {
     @JsonRawValue
     String toJson() {
         return "{\"device\":\"" + Json.escape(deviceText) + "\",\"ptr\":" + ptr + ",\"size\":" + size + "}";
+    }
+
+    /** {@link #toJson()} appended to {@code json}, without a string of its own (a document writes many). */
+    void appendJson(StringBuilder json) {
+        json.append("{\"device\":\"").append(Json.escape(deviceText)).append("\",\"ptr\":").append(ptr)
+                .append(",\"size\":").append(size).append('}');
     }
 
     @Override
