@@ -141,6 +141,11 @@ final class Json {
             return text.charAt(position);
         }
 
+        /** Characters not read yet. */
+        int remaining() {
+            return text.length() - position;
+        }
+
         /** After the document's one value: nothing but whitespace may follow. */
         void end() {
             whitespace();

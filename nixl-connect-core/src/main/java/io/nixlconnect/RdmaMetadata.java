@@ -52,8 +52,9 @@ public final class RdmaMetadata {
 
     /**
      * {@code decoded}: the agent metadata {@code nixlMetadata} encodes, when the caller has it (not kept); null checks
-     * that it decodes. {@code owned}: the caller hands {@code descriptors} over (a list it made and changes no more),
-     * so it is wrapped, not copied.
+     * that it decodes. {@code owned}: the caller hands {@code descriptors} over, unmodifiable (its own list wrapped, or
+     * {@code List.of}) and never changed, so it
+     * is kept as it is.
      */
     private RdmaMetadata(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
             OperationKind operationKind, byte[] decoded, boolean owned) {
@@ -80,7 +81,7 @@ public final class RdmaMetadata {
         if (operationKind != OperationKind.READ && operationKind != OperationKind.WRITE) {
             throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + operationKind);
         }
-        this.descriptors = Collections.unmodifiableList(owned ? descriptors : new ArrayList<>(descriptors));
+        this.descriptors = owned ? descriptors : Collections.unmodifiableList(new ArrayList<>(descriptors));
         if (decoded == null) { // non-null: we encoded it ourselves, nothing to check
             NixlMetadataCodec.validate(nixlMetadata, MAX_NIXL_METADATA_BYTES);
         }
@@ -126,10 +127,11 @@ public final class RdmaMetadata {
     static RdmaMetadata ofEncoded(List<SerializedDescriptor> descriptors, byte[] raw, String encoded,
             String notificationKey, OperationKind operationKind) {
         checkAgentMetadata(raw);
-        return new RdmaMetadata(descriptors, encoded, notificationKey, operationKind, raw, true);
+        return new RdmaMetadata(Collections.unmodifiableList(descriptors), encoded, notificationKey, operationKind, raw,
+                true);
     }
 
-    /** Parsed metadata: the parser hands {@code descriptors} over (not copied); everything is checked. */
+    /** Parsed metadata: the parser hands {@code descriptors} over, unmodifiable (not copied); everything is checked. */
     static RdmaMetadata ofParsed(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
             OperationKind operationKind) {
         return new RdmaMetadata(descriptors, nixlMetadata, notificationKey, operationKind, null, true);
@@ -169,16 +171,17 @@ public final class RdmaMetadata {
                     descriptorRefused = null;
                     descriptorsValue = value;
                     if (value instanceof List<?> list) {
-                        descriptors = new ArrayList<>(list.size());
+                        List<SerializedDescriptor> read = new ArrayList<>(list.size());
                         SerializedDescriptor.Fields at = new SerializedDescriptor.Fields();
                         for (int i = 0; i < list.size() && descriptorRefused == null; i++) {
                             at.start(i);
                             try {
-                                descriptors.add(SerializedDescriptor.fromMap(list.get(i), at));
+                                read.add(SerializedDescriptor.fromMap(list.get(i), at));
                             } catch (InvalidMetadataException refused) {
                                 descriptorRefused = refused;
                             }
                         }
+                        descriptors = Collections.unmodifiableList(read);
                     }
                 }
                 case "nixl_metadata" -> nixlMetadata = value;
@@ -200,28 +203,43 @@ public final class RdmaMetadata {
             }
             descriptorsValue = null;
             descriptorRefused = null;
-            List<SerializedDescriptor> read = new ArrayList<>(4);
-            descriptors = read;
+            descriptors = null;
             if (!reader.beginArray()) {
+                descriptors = List.of();
                 return;
             }
-            SerializedDescriptor.Fields at = new SerializedDescriptor.Fields();
+            SerializedDescriptor first = null; // most documents hold one: no list until a second
+            List<SerializedDescriptor> read = null;
+            int firstChars = 0;
             int index = 0;
             do {
                 if (descriptorRefused != null) {
                     reader.value(); // the rest is only read as JSON: a malformed document is refused as that first
                 } else if (reader.peek() != '{') {
-                    at.start(index);
-                    descriptorRefused = SerializedDescriptor.notAnObject(reader.value(), at);
+                    descriptorRefused = SerializedDescriptor.notAnObject(reader.value(), index);
                 } else {
                     try {
-                        read.add(SerializedDescriptor.read(reader, index, at));
+                        int before = reader.remaining();
+                        SerializedDescriptor descriptor = SerializedDescriptor.read(reader, index);
+                        if (first == null) {
+                            first = descriptor;
+                            firstChars = before - reader.remaining();
+                        } else {
+                            if (read == null) {
+                                // Sized for the rest of the text in descriptors like the first: a KV-cache block list's
+                                // 1,024 fill one array, where growing it by half from a guess left as much again behind.
+                                read = new ArrayList<>(2 + reader.remaining() / Math.max(1, firstChars + 1));
+                                read.add(first);
+                            }
+                            read.add(descriptor);
+                        }
                     } catch (InvalidMetadataException refused) {
                         descriptorRefused = refused;
                     }
                 }
                 index++;
             } while (reader.nextElement());
+            descriptors = read != null ? Collections.unmodifiableList(read) : first != null ? List.of(first) : List.of();
         }
 
         RdmaMetadata build() {

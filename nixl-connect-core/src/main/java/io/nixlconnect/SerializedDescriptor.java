@@ -31,29 +31,32 @@ public final class SerializedDescriptor {
      * @throws InvalidMetadataException naming the field that breaks a rule
      */
     public SerializedDescriptor(String device, long ptr, long size) {
-        this(device, ptr, size, null);
+        this(device, ptr, size, "", 0);
     }
 
-    /** {@code at}: where the descriptor sits in a document, for error messages; null for a descriptor of its own. */
-    private SerializedDescriptor(String device, long ptr, long size, @Nullable Fields at) {
-        this.device = parseDevice(device, at);
+    /**
+     * {@code prefix} and {@code index}: where the descriptor sits, for error messages (see {@link #prefix}); a field
+     * name is put together only for a refusal.
+     */
+    private SerializedDescriptor(String device, long ptr, long size, @Nullable String prefix, int index) {
+        this.device = parseDevice(device, prefix, index);
         this.deviceText = device.strip().toLowerCase(Locale.ROOT);
         if (ptr == 0) {
-            throw new InvalidMetadataException(fieldName(at, "ptr"), "must not be 0 (null pointer)");
+            throw new InvalidMetadataException(prefix(prefix, index) + "ptr", "must not be 0 (null pointer)");
         }
         if (ptr < 0) {
-            throw new InvalidMetadataException(fieldName(at, "ptr"), "must be a positive address, was " + ptr);
+            throw new InvalidMetadataException(prefix(prefix, index) + "ptr", "must be a positive address, was " + ptr);
         }
         if (size < 0) {
-            throw new InvalidMetadataException(fieldName(at, "size"), "must be >= 0, was " + size);
+            throw new InvalidMetadataException(prefix(prefix, index) + "size", "must be >= 0, was " + size);
         }
         this.ptr = ptr;
         this.size = size;
     }
 
-    /** The field's full name, put together only for a refusal. */
-    private static String fieldName(@Nullable Fields at, String name) {
-        return at == null ? name : at.prefix() + name;
+    /** The prefix of a descriptor's field names: {@code prefix} when not null, else the index in a document's list. */
+    private static String prefix(@Nullable String prefix, int index) {
+        return prefix != null ? prefix : index == 0 ? "descriptors[0]." : "descriptors[" + index + "].";
     }
 
     /**
@@ -93,7 +96,7 @@ public final class SerializedDescriptor {
         }
 
         String prefix() {
-            return prefix != null ? prefix : index == 0 ? "descriptors[0]." : "descriptors[" + index + "].";
+            return SerializedDescriptor.prefix(prefix, index);
         }
 
         private void field(String name, @Nullable Object value) {
@@ -140,45 +143,76 @@ public final class SerializedDescriptor {
             String deviceText = device instanceof String text ? text : WireValues.requireString(device, prefix() + "device");
             long ptr = ptrPlain ? ptrValue : WireValues.requireLong(ptrObject, prefix() + "ptr");
             long size = sizePlain ? sizeValue : WireValues.requireLong(sizeObject, prefix() + "size");
-            return new SerializedDescriptor(deviceText, ptr, size, this);
+            return new SerializedDescriptor(deviceText, ptr, size, prefix, index);
         }
     }
 
     /**
-     * Reads the descriptor object at the reader's {@code '{'} straight into a descriptor (no value boxed or copied
-     * but the device text); {@code fields} is the caller's, reused, {@code index} locates it in error messages.
+     * Reads the descriptor object at the reader's {@code '{'} straight into a descriptor: the device text is the only
+     * value made, ptr and size are read in place. At the first field that is not plain (unknown, of another type, a
+     * number {@link Json.Reader#smallInteger()} does not read) the rest goes through {@link Fields}, which words the
+     * refusal as for a mapper's values. {@code index} locates it in error messages.
      */
-    static SerializedDescriptor read(Json.Reader reader, int index, Fields fields) {
-        fields.start(index, null);
+    static SerializedDescriptor read(Json.Reader reader, int index) {
+        String device = null;
+        long ptr = 0;
+        long size = 0;
+        boolean hasDevice = false;
+        boolean hasPtr = false;
+        boolean hasSize = false;
+        Fields other = null;
         if (reader.beginObject()) {
             do {
                 String name = reader.name();
-                switch (name) {
-                    case "ptr" -> {
-                        long ptr = reader.smallInteger();
-                        if (ptr != Json.Reader.NOT_A_SMALL_INTEGER) {
-                            fields.hasPtr = fields.ptrPlain = true;
-                            fields.ptrValue = ptr;
-                            fields.ptrObject = null;
-                        } else {
-                            fields.field(name, reader.value());
-                        }
+                if (other == null) {
+                    long value;
+                    if (name.equals("device") && reader.peek() == '"') {
+                        device = (String) reader.value();
+                        hasDevice = true;
+                        continue;
                     }
-                    case "size" -> {
-                        long size = reader.smallInteger();
-                        if (size != Json.Reader.NOT_A_SMALL_INTEGER) {
-                            fields.hasSize = fields.sizePlain = true;
-                            fields.sizeValue = size;
-                            fields.sizeObject = null;
-                        } else {
-                            fields.field(name, reader.value());
-                        }
+                    if (name.equals("ptr") && (value = reader.smallInteger()) != Json.Reader.NOT_A_SMALL_INTEGER) {
+                        ptr = value;
+                        hasPtr = true;
+                        continue;
                     }
-                    default -> fields.field(name, reader.value());
+                    if (name.equals("size") && (value = reader.smallInteger()) != Json.Reader.NOT_A_SMALL_INTEGER) {
+                        size = value;
+                        hasSize = true;
+                        continue;
+                    }
+                    other = new Fields();
+                    other.start(index, null);
+                    if (hasDevice) {
+                        other.field("device", device);
+                    }
+                    if (hasPtr) {
+                        other.field("ptr", ptr);
+                    }
+                    if (hasSize) {
+                        other.field("size", size);
+                    }
                 }
+                other.field(name, reader.value());
             } while (reader.nextField());
         }
-        return fields.build();
+        if (other == null && hasDevice && hasPtr && hasSize) {
+            return new SerializedDescriptor(device, ptr, size, null, index);
+        }
+        if (other == null) { // a field missing: refused as Fields words it
+            other = new Fields();
+            other.start(index, null);
+            if (hasDevice) {
+                other.field("device", device);
+            }
+            if (hasPtr) {
+                other.field("ptr", ptr);
+            }
+            if (hasSize) {
+                other.field("size", size);
+            }
+        }
+        return other.build();
     }
 
     /** An application's Jackson mapper binding one descriptor: its untyped value, validated as inside a document. */
@@ -205,8 +239,14 @@ public final class SerializedDescriptor {
         return fields.build();
     }
 
-    /** The refusal of a descriptor list's element that is not an object. */
-    static InvalidMetadataException notAnObject(@Nullable Object value, Fields at) {
+    /** The refusal of the element at {@code index} of a descriptor list that is not an object. */
+    static InvalidMetadataException notAnObject(@Nullable Object value, int index) {
+        Fields at = new Fields();
+        at.start(index);
+        return notAnObject(value, at);
+    }
+
+    private static InvalidMetadataException notAnObject(@Nullable Object value, Fields at) {
         String prefix = at.prefix();
         return new InvalidMetadataException(prefix.isEmpty() ? "descriptor" : prefix.substring(0, prefix.length() - 1),
                 "must be an object {device, ptr, size}, was " + WireValues.describe(value));
@@ -217,18 +257,18 @@ public final class SerializedDescriptor {
      * (so not {@code gpu} or {@code host}, which only its {@code Device} constructor reads); what it names is
      * then read as {@link Device#of} reads it.
      */
-    private static Device parseDevice(String device, @Nullable Fields at) {
+    private static Device parseDevice(String device, @Nullable String prefix, int index) {
         if (device == null) {
-            throw new InvalidMetadataException(fieldName(at, "device"), "is missing (null)");
+            throw new InvalidMetadataException(prefix(prefix, index) + "device", "is missing (null)");
         }
         String text = device.strip().toLowerCase(Locale.ROOT);
         if (!text.startsWith("cpu") && !text.startsWith("cuda") && !text.startsWith("xpu")) {
-            throw new InvalidMetadataException(fieldName(at, "device"), "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device + "'");
+            throw new InvalidMetadataException(prefix(prefix, index) + "device", "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device + "'");
         }
         try {
             return Device.of(text);
         } catch (IllegalArgumentException e) {
-            throw new InvalidMetadataException(fieldName(at, "device"), "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device
+            throw new InvalidMetadataException(prefix(prefix, index) + "device", "must be 'cpu', 'cuda:N' or 'xpu:N', was '" + device
                     + "'", e);
         }
     }

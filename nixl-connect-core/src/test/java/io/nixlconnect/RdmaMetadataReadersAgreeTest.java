@@ -1,6 +1,7 @@
 package io.nixlconnect;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -84,6 +85,23 @@ class RdmaMetadataReadersAgreeTest {
         for (String text : List.of(json, withRest)) {
             assertThat(direct(text)).as(text).isEqualTo(throughTree(text));
         }
+    }
+
+    @Test
+    void parsedDescriptorListsAreUnmodifiable() {
+        String one = document("[" + DESCRIPTOR + "]", ",\"notification_key\":\"k\",\"operation_kind\":1");
+        String three = document("[" + DESCRIPTOR + "," + DESCRIPTOR + "," + DESCRIPTOR + "]",
+                ",\"notification_key\":\"k\",\"operation_kind\":1");
+        SerializedDescriptor extra = new SerializedDescriptor("cpu", 1, 1);
+        for (String json : List.of(one, three)) {
+            for (RdmaMetadata metadata : List.of(RdmaMetadata.fromJson(json), RdmaMetadata.fromTree(Json.read(json)))) {
+                List<SerializedDescriptor> descriptors = metadata.descriptors();
+                assertThatThrownBy(() -> descriptors.add(extra)).isInstanceOf(UnsupportedOperationException.class);
+                assertThatThrownBy(() -> descriptors.set(0, extra)).isInstanceOf(UnsupportedOperationException.class);
+                assertThatThrownBy(() -> descriptors.remove(0)).isInstanceOf(UnsupportedOperationException.class);
+            }
+        }
+        assertThat(RdmaMetadata.fromJson(three).descriptors()).hasSize(3);
     }
 
     @Test
