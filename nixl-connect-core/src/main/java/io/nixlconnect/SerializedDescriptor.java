@@ -62,7 +62,7 @@ public final class SerializedDescriptor {
     /**
      * One descriptor object's fields as a reader found them, checked by {@link #build} in one order whoever read them
      * ({@link #read} from the text, {@link #fromMap} from a mapper's plain values): an unknown field, a missing one,
-     * a wrong type, then the constructor's rules. {@link #read} reuses one for all of a document's descriptors.
+     * a wrong type, then the constructor's rules. A repeated field keeps its last value.
      */
     static final class Fields {
         private @Nullable String prefix;
@@ -72,13 +72,8 @@ public final class SerializedDescriptor {
         private boolean hasPtr;
         private boolean hasSize;
         private @Nullable Object device;
-        /** A value that is not a plain long (then {@link #ptrValue} is unused), or null when it is one. */
-        private @Nullable Object ptrObject;
-        private @Nullable Object sizeObject;
-        private boolean ptrPlain;
-        private boolean sizePlain;
-        private long ptrValue;
-        private long sizeValue;
+        private @Nullable Object ptr;
+        private @Nullable Object size;
 
         /** Starts the descriptor at {@code index} of a document's list. */
         void start(int index) {
@@ -91,8 +86,7 @@ public final class SerializedDescriptor {
             this.prefix = prefix;
             unknown = null;
             hasDevice = hasPtr = hasSize = false;
-            device = ptrObject = sizeObject = null;
-            ptrPlain = sizePlain = false;
+            device = ptr = size = null;
         }
 
         String prefix() {
@@ -107,23 +101,17 @@ public final class SerializedDescriptor {
                 }
                 case "ptr" -> {
                     hasPtr = true;
-                    ptrPlain = value instanceof Long;
-                    ptrObject = value;
-                    ptrValue = ptrPlain ? (Long) value : 0;
+                    ptr = value;
                 }
                 case "size" -> {
                     hasSize = true;
-                    sizePlain = value instanceof Long;
-                    sizeObject = value;
-                    sizeValue = sizePlain ? (Long) value : 0;
+                    size = value;
                 }
-                default -> unknown(name);
-            }
-        }
-
-        private void unknown(String name) {
-            if (unknown == null) {
-                unknown = name;
+                default -> {
+                    if (unknown == null) {
+                        unknown = name;
+                    }
+                }
             }
         }
 
@@ -141,78 +129,63 @@ public final class SerializedDescriptor {
                 throw new InvalidMetadataException(prefix() + "size", "is required");
             }
             String deviceText = device instanceof String text ? text : WireValues.requireString(device, prefix() + "device");
-            long ptr = ptrPlain ? ptrValue : WireValues.requireLong(ptrObject, prefix() + "ptr");
-            long size = sizePlain ? sizeValue : WireValues.requireLong(sizeObject, prefix() + "size");
-            return new SerializedDescriptor(deviceText, ptr, size, prefix, index);
+            long ptrValue = ptr instanceof Long plain ? plain : WireValues.requireLong(ptr, prefix() + "ptr");
+            long sizeValue = size instanceof Long plain ? plain : WireValues.requireLong(size, prefix() + "size");
+            return new SerializedDescriptor(deviceText, ptrValue, sizeValue, prefix, index);
         }
     }
 
     /**
      * Reads the descriptor object at the reader's {@code '{'} straight into a descriptor: the device text is the only
-     * value made, ptr and size are read in place. At the first field that is not plain (unknown, of another type, a
-     * number {@link Json.Reader#smallInteger()} does not read) the rest goes through {@link Fields}, which words the
-     * refusal as for a mapper's values. {@code index} locates it in error messages.
+     * value made, ptr and size are read in place. From the first field that is not plain (unknown, of another type, a
+     * number {@link Json.Reader#smallInteger()} does not read), or when one is missing, the fields go through
+     * {@link Fields}, which words the refusal as for a mapper's values. {@code index} locates it in error messages.
      */
     static SerializedDescriptor read(Json.Reader reader, int index) {
         String device = null;
-        long ptr = 0;
-        long size = 0;
-        boolean hasDevice = false;
-        boolean hasPtr = false;
-        boolean hasSize = false;
+        long ptr = Json.Reader.NOT_A_SMALL_INTEGER;
+        long size = Json.Reader.NOT_A_SMALL_INTEGER;
         Fields other = null;
         if (reader.beginObject()) {
             do {
                 String name = reader.name();
                 if (other == null) {
-                    long value;
                     if (name.equals("device") && reader.peek() == '"') {
                         device = (String) reader.value();
-                        hasDevice = true;
                         continue;
                     }
-                    if (name.equals("ptr") && (value = reader.smallInteger()) != Json.Reader.NOT_A_SMALL_INTEGER) {
-                        ptr = value;
-                        hasPtr = true;
+                    if (name.equals("ptr") && (ptr = reader.smallInteger()) != Json.Reader.NOT_A_SMALL_INTEGER) {
                         continue;
                     }
-                    if (name.equals("size") && (value = reader.smallInteger()) != Json.Reader.NOT_A_SMALL_INTEGER) {
-                        size = value;
-                        hasSize = true;
+                    if (name.equals("size") && (size = reader.smallInteger()) != Json.Reader.NOT_A_SMALL_INTEGER) {
                         continue;
                     }
-                    other = new Fields();
-                    other.start(index, null);
-                    if (hasDevice) {
-                        other.field("device", device);
-                    }
-                    if (hasPtr) {
-                        other.field("ptr", ptr);
-                    }
-                    if (hasSize) {
-                        other.field("size", size);
-                    }
+                    other = fieldsSoFar(index, device, ptr, size);
                 }
                 other.field(name, reader.value());
             } while (reader.nextField());
         }
-        if (other == null && hasDevice && hasPtr && hasSize) {
+        if (other == null && device != null && ptr != Json.Reader.NOT_A_SMALL_INTEGER
+                && size != Json.Reader.NOT_A_SMALL_INTEGER) {
             return new SerializedDescriptor(device, ptr, size, null, index);
         }
-        if (other == null) { // a field missing: refused as Fields words it
-            other = new Fields();
-            other.start(index, null);
-            if (hasDevice) {
-                other.field("device", device);
-            }
-            if (hasPtr) {
-                other.field("ptr", ptr);
-            }
-            if (hasSize) {
-                other.field("size", size);
-            }
+        return (other != null ? other : fieldsSoFar(index, device, ptr, size)).build();
+    }
+
+    /** What {@link #read} had read plainly, as {@link Fields}: null and {@code NOT_A_SMALL_INTEGER} are not read. */
+    private static Fields fieldsSoFar(int index, @Nullable String device, long ptr, long size) {
+        Fields fields = new Fields();
+        fields.start(index);
+        if (device != null) {
+            fields.field("device", device);
         }
-        return other.build();
+        if (ptr != Json.Reader.NOT_A_SMALL_INTEGER) {
+            fields.field("ptr", ptr);
+        }
+        if (size != Json.Reader.NOT_A_SMALL_INTEGER) {
+            fields.field("size", size);
+        }
+        return fields;
     }
 
     /** An application's Jackson mapper binding one descriptor: its untyped value, validated as inside a document. */
