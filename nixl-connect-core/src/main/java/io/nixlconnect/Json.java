@@ -51,12 +51,8 @@ final class Json {
      */
     static @Nullable Object read(String text) {
         Reader reader = new Reader(text);
-        reader.whitespace();
         Object value = reader.value();
-        reader.whitespace();
-        if (reader.position != text.length()) {
-            throw reader.malformed("text after the end of the document");
-        }
+        reader.end();
         return value;
     }
 
@@ -99,20 +95,30 @@ final class Json {
         return c < 0x20 || c == '"' || c == '\\';
     }
 
-    private static final class Reader {
+    /**
+     * A pull reader over the text: its caller walks the document value by value ({@link #beginObject},
+     * {@link #name}, {@link #nextField}, {@link #beginArray}, {@link #nextElement}) and reads each value into what it
+     * needs: {@link #value()} as plain values, {@link #smallInteger()} as a long without boxing. {@link #read} is
+     * this reader building plain values; {@link RdmaMetadata#fromJson} reads its document straight into its fields.
+     * Every refusal is a {@link MalformedException}.
+     */
+    static final class Reader {
+        /** What {@link #smallInteger()} returns when the next value is not an integer it reads. */
+        static final long NOT_A_SMALL_INTEGER = Long.MIN_VALUE;
+
         private final String text;
-        int position;
+        private int position;
         private int depth;
 
         Reader(String text) {
             this.text = text;
         }
 
-        MalformedException malformed(String what) {
+        private MalformedException malformed(String what) {
             return new MalformedException(what + " at character " + position);
         }
 
-        void whitespace() {
+        private void whitespace() {
             while (position < text.length()) {
                 char c = text.charAt(position);
                 if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
@@ -126,11 +132,120 @@ final class Json {
             return position < text.length() && text.charAt(position) == expected;
         }
 
-        @Nullable Object value() {
+        /** The first character of the next value (whitespace skipped), not consumed. */
+        char peek() {
+            whitespace();
             if (position >= text.length()) {
                 throw malformed("unexpected end of the document");
             }
-            char c = text.charAt(position);
+            return text.charAt(position);
+        }
+
+        /** Characters not read yet. */
+        int remaining() {
+            return text.length() - position;
+        }
+
+        /** After the document's one value: nothing but whitespace may follow. */
+        void end() {
+            whitespace();
+            if (position != text.length()) {
+                throw malformed("text after the end of the document");
+            }
+        }
+
+        /** Consumes the {@code '{'} {@link #peek()} saw; true if a field follows, false if the object is empty. */
+        boolean beginObject() {
+            enter();
+            whitespace();
+            if (at('}')) {
+                position++;
+                depth--;
+                return false;
+            }
+            return true;
+        }
+
+        /** A field's name and its {@code ':'}; its value comes next. Known names come back as constants, not copies. */
+        String name() {
+            whitespace();
+            if (!at('"')) {
+                throw malformed(position < text.length() ? "expected a field name" : "unexpected end of the document");
+            }
+            String name = string();
+            whitespace();
+            if (!at(':')) {
+                throw malformed("expected ':' after a field name");
+            }
+            position++;
+            return name;
+        }
+
+        /** After a field's value: true if another field follows, false at the object's {@code '}'} (consumed). */
+        boolean nextField() {
+            return next('}', "expected ',' or '}'");
+        }
+
+        /** Consumes the {@code '['} {@link #peek()} saw; true if an element follows, false if the array is empty. */
+        boolean beginArray() {
+            enter();
+            whitespace();
+            if (at(']')) {
+                position++;
+                depth--;
+                return false;
+            }
+            return true;
+        }
+
+        /** After an element: true if another follows, false at the array's {@code ']'} (consumed). */
+        boolean nextElement() {
+            return next(']', "expected ',' or ']'");
+        }
+
+        private boolean next(char close, String expected) {
+            whitespace();
+            if (at(',')) {
+                position++;
+                return true;
+            }
+            if (at(close)) {
+                position++;
+                depth--;
+                return false;
+            }
+            throw malformed(position < text.length() ? expected : "unexpected end of the document");
+        }
+
+        /**
+         * The next value if it is an integer of at most 18 digits (always a long), read in place: no text copied, no
+         * box; otherwise nothing is consumed and the result is {@link #NOT_A_SMALL_INTEGER} ({@link #value()} then
+         * reads it, or refuses it as JSON).
+         */
+        long smallInteger() {
+            whitespace();
+            int i = position;
+            boolean negative = at('-');
+            if (negative) {
+                i++;
+            }
+            int firstDigit = i;
+            long value = 0;
+            while (i < text.length() && text.charAt(i) >= '0' && text.charAt(i) <= '9') {
+                value = value * 10 + (text.charAt(i++) - '0');
+            }
+            int digits = i - firstDigit;
+            if (digits == 0 || digits > 18 || (digits > 1 && text.charAt(firstDigit) == '0')
+                    || (i < text.length() && (text.charAt(i) == '.' || text.charAt(i) == 'e' || text.charAt(i) == 'E'))) {
+                return NOT_A_SMALL_INTEGER;
+            }
+            position = i;
+            return negative ? -value : value;
+        }
+
+        /** The next value as plain values, as the class comment says. */
+        @Nullable Object value() {
+            char c = peek();
             return switch (c) {
                 case '{' -> object();
                 case '[' -> array();
@@ -167,63 +282,24 @@ final class Json {
         }
 
         private Map<String, Object> object() {
-            enter();
             Map<String, Object> object = new LinkedHashMap<>(8);
-            whitespace();
-            if (at('}')) {
-                position++;
-                depth--;
-                return object;
+            if (beginObject()) {
+                do {
+                    String name = name();
+                    object.put(name, value());
+                } while (nextField());
             }
-            while (true) {
-                whitespace();
-                if (!at('"')) {
-                    throw malformed(position < text.length() ? "expected a field name" : "unexpected end of the document");
-                }
-                String name = string();
-                whitespace();
-                if (!at(':')) {
-                    throw malformed("expected ':' after a field name");
-                }
-                position++;
-                whitespace();
-                object.put(name, value());
-                whitespace();
-                if (at(',')) {
-                    position++;
-                } else if (at('}')) {
-                    position++;
-                    depth--;
-                    return object;
-                } else {
-                    throw malformed(position < text.length() ? "expected ',' or '}'" : "unexpected end of the document");
-                }
-            }
+            return object;
         }
 
         private List<Object> array() {
-            enter();
             List<Object> array = new ArrayList<>(4);
-            whitespace();
-            if (at(']')) {
-                position++;
-                depth--;
-                return array;
+            if (beginArray()) {
+                do {
+                    array.add(value());
+                } while (nextElement());
             }
-            while (true) {
-                whitespace();
-                array.add(value());
-                whitespace();
-                if (at(',')) {
-                    position++;
-                } else if (at(']')) {
-                    position++;
-                    depth--;
-                    return array;
-                } else {
-                    throw malformed(position < text.length() ? "expected ',' or ']'" : "unexpected end of the document");
-                }
-            }
+            return array;
         }
 
         private String string() {

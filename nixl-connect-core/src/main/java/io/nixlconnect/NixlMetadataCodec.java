@@ -31,11 +31,15 @@ final class NixlMetadataCodec {
     private NixlMetadataCodec() {
     }
 
-    /** One Deflater (level 6, as zlib's default and Python's) and Inflater with a work buffer; one user at a time. */
+    /**
+     * One Deflater (level 6, as zlib's default and Python's) and Inflater with a work buffer, and a buffer for the
+     * compressed bytes an envelope decodes to; one user at a time.
+     */
     private static final class Zlib {
         final Deflater deflater = new Deflater(6);
         final Inflater inflater = new Inflater();
         byte[] buffer = new byte[BUFFER_BYTES];
+        byte[] compressed = new byte[BUFFER_BYTES];
 
         void end() {
             deflater.end();
@@ -48,11 +52,21 @@ final class NixlMetadataCodec {
         return zlib != null ? zlib : new Zlib();
     }
 
-    private static void give(Zlib zlib) {
-        zlib.deflater.reset();
-        zlib.inflater.reset();
+    /**
+     * Back to the pool with the half that was used reset (the other is still fresh): resetting an unused Deflater
+     * clears its whole window and hash table, a fifth of a parse's time when every parse did it.
+     */
+    private static void give(Zlib zlib, boolean deflated) {
+        if (deflated) {
+            zlib.deflater.reset();
+        } else {
+            zlib.inflater.reset();
+        }
         if (zlib.buffer.length != BUFFER_BYTES) {
             zlib.buffer = new byte[BUFFER_BYTES]; // do not keep a grown buffer around
+        }
+        if (zlib.compressed.length != BUFFER_BYTES) {
+            zlib.compressed = new byte[BUFFER_BYTES];
         }
         if (!POOL.offer(zlib)) {
             zlib.end();
@@ -94,13 +108,13 @@ final class NixlMetadataCodec {
             System.arraycopy(encoded, 0, text, PREFIX.length(), encoded.length);
             return new String(text, StandardCharsets.ISO_8859_1);
         } finally {
-            give(zlib);
+            give(zlib, true);
         }
     }
 
     /** Decodes and inflates, refusing anything that would inflate beyond {@code maxBytes}; the result is the caller's. */
     static byte[] decode(String encoded, int maxBytes) {
-        return inflate(compressed(encoded), maxBytes, true);
+        return inflate(encoded, maxBytes, true);
     }
 
     /**
@@ -108,27 +122,93 @@ final class NixlMetadataCodec {
      * buffer is overwritten round after round).
      */
     static void validate(String encoded, int maxBytes) {
-        inflate(compressed(encoded), maxBytes, false);
+        inflate(encoded, maxBytes, false);
     }
 
-    private static byte[] compressed(String encoded) {
+    /** Decodes the envelope's text into {@code zlib.compressed} (grown for this call if needed); its length. */
+    private static int compressed(String encoded, Zlib zlib) {
         if (encoded.isEmpty()) {
             throw new InvalidMetadataException(FIELD, "must not be empty");
         }
-        byte[] compressed;
+        int length;
         if (encoded.startsWith(PREFIX)) {
-            try {
-                compressed = Base64.getDecoder().decode(encoded.substring(PREFIX.length()));
-            } catch (IllegalArgumentException e) {
-                throw new InvalidMetadataException(FIELD, "is not valid base64 after the 'b64:' prefix: " + e.getMessage(), e);
-            }
+            length = base64(encoded, zlib);
         } else {
-            compressed = hexDecode(encoded);
+            byte[] bytes = hexDecode(encoded);
+            zlib.compressed = bytes;
+            length = bytes.length;
         }
-        if (compressed.length == 0) {
+        if (length == 0) {
             throw new InvalidMetadataException(FIELD, "holds no data");
         }
-        return compressed;
+        return length;
+    }
+
+    private static final byte[] BASE64_VALUES = new byte[128];
+
+    static {
+        Arrays.fill(BASE64_VALUES, (byte) -1);
+        String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        for (int i = 0; i < alphabet.length(); i++) {
+            BASE64_VALUES[alphabet.charAt(i)] = (byte) i;
+        }
+    }
+
+    /**
+     * The base64 after the prefix, decoded into {@code zlib.compressed} without a copy of the text or of the result.
+     * Only the canonical padded form is read here (what Python and this codec write: whole groups of four, at most
+     * two {@code '='} at the end); anything else goes to the JDK's decoder, which decides (it also takes unpadded
+     * text) and words the refusal. So this accepts nothing the JDK refuses and decodes as it does.
+     */
+    private static int base64(String encoded, Zlib zlib) {
+        int start = PREFIX.length();
+        int chars = encoded.length() - start;
+        int padding = chars == 0 ? 0 : encoded.charAt(encoded.length() - 1) != '=' ? 0
+                : encoded.charAt(encoded.length() - 2) != '=' ? 1 : 2;
+        if (chars == 0 || chars % 4 != 0) {
+            return jdkBase64(encoded, zlib);
+        }
+        int length = chars / 4 * 3 - padding;
+        if (zlib.compressed.length < length) {
+            zlib.compressed = new byte[length];
+        }
+        byte[] out = zlib.compressed;
+        int end = encoded.length() - padding;
+        int o = 0;
+        int bits = 0;
+        int count = 0;
+        for (int i = start; i < end; i++) {
+            char c = encoded.charAt(i);
+            int value = c < 128 ? BASE64_VALUES[c] : -1;
+            if (value < 0) {
+                return jdkBase64(encoded, zlib);
+            }
+            bits = bits << 6 | value;
+            if (++count == 4) {
+                out[o++] = (byte) (bits >> 16);
+                out[o++] = (byte) (bits >> 8);
+                out[o++] = (byte) bits;
+                bits = 0;
+                count = 0;
+            }
+        }
+        if (count == 3) { // "xxx=": 18 bits, two bytes
+            out[o++] = (byte) (bits >> 10);
+            out[o++] = (byte) (bits >> 2);
+        } else if (count == 2) { // "xx==": 12 bits, one byte
+            out[o++] = (byte) (bits >> 4);
+        }
+        return o;
+    }
+
+    private static int jdkBase64(String encoded, Zlib zlib) {
+        try {
+            byte[] bytes = Base64.getDecoder().decode(encoded.substring(PREFIX.length()));
+            zlib.compressed = bytes;
+            return bytes.length;
+        } catch (IllegalArgumentException e) {
+            throw new InvalidMetadataException(FIELD, "is not valid base64 after the 'b64:' prefix: " + e.getMessage(), e);
+        }
     }
 
     private static byte[] hexDecode(String hex) {
@@ -159,11 +239,12 @@ final class NixlMetadataCodec {
      * work buffer is overwritten round after round, so a large valid document costs no more than its buffer) and
      * returning null.
      */
-    private static byte @Nullable [] inflate(byte[] compressed, int maxBytes, boolean keep) {
+    private static byte @Nullable [] inflate(String encoded, int maxBytes, boolean keep) {
         Zlib zlib = take();
         try {
+            int compressed = compressed(encoded, zlib);
             Inflater inflater = zlib.inflater;
-            inflater.setInput(compressed);
+            inflater.setInput(zlib.compressed, 0, compressed);
             long total = 0;
             int length = 0;
             while (!inflater.finished()) {
@@ -194,7 +275,7 @@ final class NixlMetadataCodec {
         } catch (DataFormatException e) {
             throw new InvalidMetadataException(FIELD, "is not zlib-compressed data: " + e.getMessage(), e);
         } finally {
-            give(zlib);
+            give(zlib, false);
         }
     }
 

@@ -52,8 +52,9 @@ public final class RdmaMetadata {
 
     /**
      * {@code decoded}: the agent metadata {@code nixlMetadata} encodes, when the caller has it (not kept); null checks
-     * that it decodes. {@code owned}: the caller hands {@code descriptors} over (a list it made and changes no more),
-     * so it is wrapped, not copied.
+     * that it decodes. {@code owned}: the caller hands {@code descriptors} over, unmodifiable (its own list wrapped, or
+     * {@code List.of}) and never changed, so it
+     * is kept as it is.
      */
     private RdmaMetadata(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
             OperationKind operationKind, byte[] decoded, boolean owned) {
@@ -80,7 +81,7 @@ public final class RdmaMetadata {
         if (operationKind != OperationKind.READ && operationKind != OperationKind.WRITE) {
             throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + operationKind);
         }
-        this.descriptors = Collections.unmodifiableList(owned ? descriptors : new ArrayList<>(descriptors));
+        this.descriptors = owned ? descriptors : Collections.unmodifiableList(new ArrayList<>(descriptors));
         if (decoded == null) { // non-null: we encoded it ourselves, nothing to check
             NixlMetadataCodec.validate(nixlMetadata, MAX_NIXL_METADATA_BYTES);
         }
@@ -126,10 +127,11 @@ public final class RdmaMetadata {
     static RdmaMetadata ofEncoded(List<SerializedDescriptor> descriptors, byte[] raw, String encoded,
             String notificationKey, OperationKind operationKind) {
         checkAgentMetadata(raw);
-        return new RdmaMetadata(descriptors, encoded, notificationKey, operationKind, raw, true);
+        return new RdmaMetadata(Collections.unmodifiableList(descriptors), encoded, notificationKey, operationKind, raw,
+                true);
     }
 
-    /** Parsed metadata: the parser hands {@code descriptors} over (not copied); everything is checked. */
+    /** Parsed metadata: the parser hands {@code descriptors} over, unmodifiable (not copied); everything is checked. */
     static RdmaMetadata ofParsed(List<SerializedDescriptor> descriptors, String nixlMetadata, String notificationKey,
             OperationKind operationKind) {
         return new RdmaMetadata(descriptors, nixlMetadata, notificationKey, operationKind, null, true);
@@ -146,34 +148,143 @@ public final class RdmaMetadata {
     }
 
     /**
-     * The one validation of a parsed document, whoever parsed it: {@link #fromJson(String)}'s reader, or an
-     * application's Jackson mapper binding a request body (its untyped values: maps, lists, strings, numbers).
+     * The document's fields as a reader found them, checked by {@link #build} in one order whoever read them
+     * ({@link #fromJson} from the text, {@link #fromTree} from a mapper's plain values): an unknown field (the first
+     * in document order), then each field in wire order (missing, wrong type, its rules), then the constructor's.
+     * A repeated field keeps its last value, as a mapper's map does.
+     */
+    private static final class Fields {
+        private @Nullable String unknown;
+        /** The descriptors read, or null when the field is missing or not an array ({@link #descriptorsValue}). */
+        private @Nullable List<SerializedDescriptor> descriptors;
+        private @Nullable Object descriptorsValue;
+        /** The first descriptor refused, thrown once the document is known to be JSON and earlier checks passed. */
+        private @Nullable InvalidMetadataException descriptorRefused;
+        private @Nullable Object nixlMetadata;
+        private @Nullable Object notificationKey;
+        private @Nullable Object operationKind;
+
+        private void field(String name, @Nullable Object value) {
+            switch (name) {
+                case "descriptors" -> {
+                    descriptors = null;
+                    descriptorRefused = null;
+                    descriptorsValue = value;
+                    if (value instanceof List<?> list) {
+                        List<SerializedDescriptor> read = new ArrayList<>(list.size());
+                        SerializedDescriptor.Fields at = new SerializedDescriptor.Fields();
+                        for (int i = 0; i < list.size() && descriptorRefused == null; i++) {
+                            at.start(i);
+                            try {
+                                read.add(SerializedDescriptor.fromMap(list.get(i), at));
+                            } catch (InvalidMetadataException refused) {
+                                descriptorRefused = refused;
+                            }
+                        }
+                        descriptors = Collections.unmodifiableList(read);
+                    }
+                }
+                case "nixl_metadata" -> nixlMetadata = value;
+                case "notification_key" -> notificationKey = value;
+                case "operation_kind" -> operationKind = value;
+                default -> {
+                    if (unknown == null) {
+                        unknown = name;
+                    }
+                }
+            }
+        }
+
+        /** The descriptors field as {@link #fromJson} reads it: straight into descriptors, one field holder for all. */
+        private void descriptors(Json.Reader reader) {
+            if (reader.peek() != '[') {
+                field("descriptors", reader.value());
+                return;
+            }
+            descriptorsValue = null;
+            descriptorRefused = null;
+            descriptors = null;
+            if (!reader.beginArray()) {
+                descriptors = List.of();
+                return;
+            }
+            SerializedDescriptor first = null; // most documents hold one: no list until a second
+            List<SerializedDescriptor> read = null;
+            int firstChars = 0;
+            int index = 0;
+            do {
+                if (descriptorRefused != null) {
+                    reader.value(); // the rest is only read as JSON: a malformed document is refused as that first
+                } else if (reader.peek() != '{') {
+                    descriptorRefused = SerializedDescriptor.notAnObject(reader.value(), index);
+                } else {
+                    try {
+                        int before = reader.remaining();
+                        SerializedDescriptor descriptor = SerializedDescriptor.read(reader, index);
+                        if (first == null) {
+                            first = descriptor;
+                            firstChars = before - reader.remaining();
+                        } else {
+                            if (read == null) {
+                                // Sized for the rest of the text in descriptors like the first: a KV-cache block list's
+                                // 1,024 fill one array, where growing it by half from a guess left as much again behind.
+                                read = new ArrayList<>(2 + reader.remaining() / Math.max(1, firstChars + 1));
+                                read.add(first);
+                            }
+                            read.add(descriptor);
+                        }
+                    } catch (InvalidMetadataException refused) {
+                        descriptorRefused = refused;
+                    }
+                }
+                index++;
+            } while (reader.nextElement());
+            descriptors = read != null ? Collections.unmodifiableList(read) : first != null ? List.of(first) : List.of();
+        }
+
+        RdmaMetadata build() {
+            if (unknown != null) {
+                throw WireValues.unknownField(unknown, FIELDS);
+            }
+            if (descriptors == null) {
+                if (descriptorsValue == null) {
+                    throw new InvalidMetadataException("descriptors", "is required");
+                }
+                throw new InvalidMetadataException("descriptors", "must be an array, was "
+                        + WireValues.describe(descriptorsValue));
+            }
+            if (descriptorRefused != null) {
+                throw descriptorRefused;
+            }
+            String metadata = WireValues.requireString(required(nixlMetadata, "nixl_metadata"), "nixl_metadata");
+            String key = WireValues.requireString(required(notificationKey, "notification_key"), "notification_key");
+            long kind = operationKind instanceof Long plain ? plain
+                    : WireValues.requireLong(required(operationKind, "operation_kind"), "operation_kind");
+            if (kind != OperationKind.READ.value() && kind != OperationKind.WRITE.value()) {
+                throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + kind);
+            }
+            return ofParsed(descriptors, metadata, key, OperationKind.fromValue((int) kind));
+        }
+    }
+
+    /**
+     * An application's Jackson mapper binding a request body: its untyped values (maps, lists, strings, numbers),
+     * validated as {@link #fromJson(String)} validates the text.
      */
     @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
     static RdmaMetadata fromTree(@Nullable Object document) {
         if (!(document instanceof Map<?, ?> map)) {
-            throw new InvalidMetadataException("(document)", "must be a JSON object, was " + WireValues.describe(document));
+            throw notAnObject(document);
         }
-        WireValues.refuseUnknownFields(map, FIELDS, "");
-        Object descriptors = map.get("descriptors");
-        if (descriptors == null) {
-            throw new InvalidMetadataException("descriptors", "is required");
+        Fields fields = new Fields();
+        for (Map.Entry<?, ?> entry : map.entrySet()) {
+            fields.field(String.valueOf(entry.getKey()), entry.getValue());
         }
-        if (!(descriptors instanceof List<?> list)) {
-            throw new InvalidMetadataException("descriptors", "must be an array, was " + WireValues.describe(descriptors));
-        }
-        List<SerializedDescriptor> parsed = new ArrayList<>(list.size());
-        for (int i = 0; i < list.size(); i++) {
-            parsed.add(SerializedDescriptor.fromMap(list.get(i), i == 0 ? "descriptors[0]." : "descriptors[" + i + "]."));
-        }
-        String metadata = WireValues.requireString(required(map.get("nixl_metadata"), "nixl_metadata"), "nixl_metadata");
-        String key = WireValues.requireString(required(map.get("notification_key"), "notification_key"),
-                "notification_key");
-        long kind = WireValues.requireLong(required(map.get("operation_kind"), "operation_kind"), "operation_kind");
-        if (kind != OperationKind.READ.value() && kind != OperationKind.WRITE.value()) {
-            throw new InvalidMetadataException("operation_kind", "must be 1 (READ) or 2 (WRITE), was " + kind);
-        }
-        return ofParsed(parsed, metadata, key, OperationKind.fromValue((int) kind));
+        return fields.build();
+    }
+
+    private static InvalidMetadataException notAnObject(@Nullable Object document) {
+        return new InvalidMetadataException("(document)", "must be a JSON object, was " + WireValues.describe(document));
     }
 
     private static Object required(@Nullable Object value, String field) {
@@ -184,7 +295,8 @@ public final class RdmaMetadata {
     }
 
     /**
-     * Parses a document as a Python Dynamo worker sends it.
+     * Parses a document as a Python Dynamo worker sends it, straight into its values: the whole text is read as JSON
+     * before any rule is checked, so a malformed document is refused as that, whatever else it breaks.
      *
      * @throws InvalidMetadataException if it is not JSON or breaks a rule; the message names the field
      */
@@ -192,13 +304,29 @@ public final class RdmaMetadata {
         if (json == null) {
             throw new InvalidMetadataException("(document)", "is null");
         }
-        Object document;
+        Fields fields = new Fields();
         try {
-            document = Json.read(json);
+            Json.Reader reader = new Json.Reader(json);
+            if (reader.peek() != '{') {
+                Object document = reader.value();
+                reader.end();
+                throw notAnObject(document);
+            }
+            if (reader.beginObject()) {
+                do {
+                    String name = reader.name();
+                    if (name.equals("descriptors")) {
+                        fields.descriptors(reader);
+                    } else {
+                        fields.field(name, reader.value());
+                    }
+                } while (reader.nextField());
+            }
+            reader.end();
         } catch (Json.MalformedException e) {
             throw new InvalidMetadataException("(document)", "is not valid JSON: " + e.getMessage(), e);
         }
-        return fromTree(document);
+        return fields.build();
     }
 
     /** The compact JSON Python Dynamo writes, fields in its order; what an application's Jackson mapper writes too. */
@@ -217,7 +345,7 @@ public final class RdmaMetadata {
         StringBuilder json = new StringBuilder(96 + 64 * descriptors.size() + metadata.length() + key.length())
                 .append("{\"descriptors\":[");
         for (int i = 0; i < descriptors.size(); i++) {
-            json.append(i == 0 ? "" : ",").append(descriptors.get(i).toJson());
+            descriptors.get(i).appendJson(i == 0 ? json : json.append(','));
         }
         return json.append("],\"nixl_metadata\":\"").append(metadata).append("\",\"notification_key\":\"").append(key)
                 .append("\",\"operation_kind\":").append(operationKind.value()).append('}').toString();

@@ -69,22 +69,9 @@ final class WireValues {
         throw new InvalidMetadataException(field, "must be a string, was " + describe(value));
     }
 
-    /** Refuses the first field, in document order, that is not {@code known}. */
-    static void refuseUnknownFields(Map<?, ?> object, List<String> known, String prefix) {
-        int present = 0;
-        for (int i = 0; i < known.size(); i++) {
-            if (object.containsKey(known.get(i))) {
-                present++;
-            }
-        }
-        if (present == object.size()) {
-            return;
-        }
-        for (Object key : object.keySet()) {
-            if (!known.contains(String.valueOf(key))) {
-                throw new InvalidMetadataException(prefix + key, "is not allowed (unknown field; expected only " + known + ")");
-            }
-        }
+    /** The refusal of a field that is not one of {@code known}. */
+    static InvalidMetadataException unknownField(String field, List<String> known) {
+        return new InvalidMetadataException(field, "is not allowed (unknown field; expected only " + known + ")");
     }
 
     /**
