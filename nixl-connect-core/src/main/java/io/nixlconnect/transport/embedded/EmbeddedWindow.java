@@ -44,9 +44,12 @@ final class EmbeddedWindow implements PassiveWindow {
     // by identity is exact. Guarded by this.
     private Link inside;
     private List<Link> moreInside;
-    /** Connections of peers granted a direct copy that have not reported yet, and those told of a revocation. */
-    private final List<Link> grants = new ArrayList<>(1);
-    private final List<Link> revoked = new ArrayList<>(1);
+    /**
+     * Connections of peers granted a direct copy that have not reported yet, and those told of a revocation; null
+     * until the first (a window read inline or over TCP makes neither list). Guarded by this.
+     */
+    private List<Link> grants;
+    private List<Link> revoked;
     /** A granted reader did not stop in time when revoked: the memory is kept until the agent closes. */
     private volatile boolean keptForRevokedReader;
     private final int expected;
@@ -91,6 +94,9 @@ final class EmbeddedWindow implements PassiveWindow {
             return false;
         }
         if (grant) {
+            if (grants == null) {
+                grants = new ArrayList<>(1);
+            }
             grants.add(link);
         } else if (inside == null) {
             inside = link;
@@ -115,9 +121,11 @@ final class EmbeddedWindow implements PassiveWindow {
      */
     synchronized boolean exit(Link link, boolean grant) {
         if (grant) {
-            grants.remove(link);
+            if (grants != null) {
+                grants.remove(link);
+            }
             notifyAll();
-            return revoked.remove(link);
+            return revoked != null && revoked.remove(link);
         } else if (inside == link) {
             inside = moreInside == null || moreInside.isEmpty() ? null : moreInside.remove(moreInside.size() - 1);
         } else if (moreInside != null) {
@@ -300,7 +308,7 @@ final class EmbeddedWindow implements PassiveWindow {
                     toAbort.addAll(moreInside);
                 }
             }
-            toRevoke = grants.isEmpty() ? List.of() : List.copyOf(grants);
+            toRevoke = hasGrants() ? List.copyOf(grants) : List.of();
         }
         agent.windowClosed(this);
         for (Link link : toAbort) {
@@ -312,7 +320,7 @@ final class EmbeddedWindow implements PassiveWindow {
         boolean interrupted = awaitLeft(System.nanoTime() + REVOKE_WAIT_NANOS, false);
         List<Link> unanswered;
         synchronized (this) {
-            unanswered = grants.isEmpty() ? List.of() : List.copyOf(grants);
+            unanswered = hasGrants() ? List.copyOf(grants) : List.of();
         }
         if (!unanswered.isEmpty()) {
             // The reader did not stop: cut it off, and keep the memory, which its copy could still reach.
@@ -327,12 +335,20 @@ final class EmbeddedWindow implements PassiveWindow {
         }
     }
 
+    /** Whether a granted reader has not reported yet. Called holding this. */
+    private boolean hasGrants() {
+        return grants != null && !grants.isEmpty();
+    }
+
     /** Tells a granted reader, on its connection, that its grant is revoked (unless it reported meanwhile). */
     private void revoke(Link link) {
         synchronized (link) {
             synchronized (this) {
-                if (!grants.contains(link)) {
+                if (grants == null || !grants.contains(link)) {
                     return;
+                }
+                if (revoked == null) {
+                    revoked = new ArrayList<>(1);
                 }
                 revoked.add(link);
             }
@@ -352,13 +368,13 @@ final class EmbeddedWindow implements PassiveWindow {
      */
     private synchronized boolean awaitLeft(long deadline, boolean orThrow) {
         boolean interrupted = false;
-        while (inside != null || !grants.isEmpty()) { // inside is null only once moreInside is empty too
+        while (inside != null || hasGrants()) { // inside is null only once moreInside is empty too
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 if (!orThrow) {
                     break;
                 }
-                throw new TransportException(!grants.isEmpty()
+                throw new TransportException(hasGrants()
                         ? "A peer granted a direct copy of a closed window kept its connection open after it was cut off"
                         : "A server thread did not leave a closed window within 30 s");
             }

@@ -28,6 +28,8 @@ abstract class Link implements AutoCloseable {
     // server connection by its handler), so the heads and answers of every message can share one buffer instead
     // of a new one each (several per small operation).
     private final ByteBuffer scratch = ByteBuffer.allocate(SCRATCH_BYTES);
+    /** The two buffers of {@link #writeFully(ByteBuffer, ByteBuffer)}, emptied after each write (no view outlives it). */
+    private final ByteBuffer[] pair = new ByteBuffer[2];
 
     Link(SocketChannel channel) {
         this.channel = channel;
@@ -70,6 +72,18 @@ abstract class Link implements AutoCloseable {
     void writeFully(ByteBuffer[] buffers) throws IOException {
         for (ByteBuffer buffer : buffers) {
             writeFully(buffer);
+        }
+    }
+
+    /** {@code first} and then {@code second}, as {@link #writeFully(ByteBuffer[])} writes them (one segment when small). */
+    void writeFully(ByteBuffer first, ByteBuffer second) throws IOException {
+        pair[0] = first;
+        pair[1] = second;
+        try {
+            writeFully(pair);
+        } finally {
+            pair[0] = null;
+            pair[1] = null;
         }
     }
 

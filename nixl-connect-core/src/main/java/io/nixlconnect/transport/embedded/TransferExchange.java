@@ -194,6 +194,9 @@ final class TransferExchange {
                         Wire.sendMemory(ch, region.type(), region.address(), lengths[i], transport.staging());
                     }
                 }
+            } else if (lengths.length == 1) {
+                Wire.writeWithMemory(ch, Wire.encodeRequest(ch, Wire.WRITE_INLINE, peerAgent, notification,
+                        remoteAddresses, lengths), local.get(0).address(), lengths[0]);
             } else {
                 long[] localAddresses = new long[lengths.length];
                 for (int i = 0; i < lengths.length; i++) {
@@ -227,17 +230,18 @@ final class TransferExchange {
     /**
      * The local side's bytes, in the ranges' order: received ({@code read}) or sent. Host memory as one stream of
      * scattering reads or gathering writes (a block list costs a call per IOV_MAX blocks, or per what has arrived,
-     * not one per block); GPU memory range by range through the staging buffers.
+     * not one per block); GPU memory range by range through the staging buffers, and one range as one view.
      */
     private void moveLocal(Link ch, boolean read) throws IOException {
-        long[] localAddresses = new long[lengths.length];
-        boolean hostMemory = true;
-        for (int i = 0; i < lengths.length; i++) {
-            MemoryRegion region = local.get(i);
-            localAddresses[i] = region.address();
-            hostMemory &= region.type() == MemoryType.DRAM;
+        boolean hostBlockList = lengths.length > 1; // one range goes as one view below, without an array of addresses
+        for (int i = 0; i < lengths.length && hostBlockList; i++) {
+            hostBlockList = local.get(i).type() == MemoryType.DRAM;
         }
-        if (hostMemory) {
+        if (hostBlockList) {
+            long[] localAddresses = new long[lengths.length];
+            for (int i = 0; i < lengths.length; i++) {
+                localAddresses[i] = local.get(i).address();
+            }
             if (read) {
                 Wire.receiveHostRanges(ch, localAddresses, lengths, lengths.length);
             } else {

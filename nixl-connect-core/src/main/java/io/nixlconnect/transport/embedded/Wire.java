@@ -488,9 +488,28 @@ final class Wire {
      */
     static void writeWithMemory(Link link, ByteBuffer head, long[] addresses, long[] lengths, int count)
             throws IOException {
+        if (count == 1) {
+            writeWithMemory(link, head, addresses[0], lengths[0]);
+            return;
+        }
         ByteBuffer[] ranges = hostViews(addresses, lengths, count, 1);
         ranges[0] = head;
         link.writeFully(ranges);
+    }
+
+    /**
+     * {@code head} and then one host memory range, in one gathering write: a small transfer's one range costs one
+     * view and no array of views.
+     */
+    static void writeWithMemory(Link link, ByteBuffer head, long address, long length) throws IOException {
+        if (length == 0) {
+            link.writeFully(head);
+        } else if (length <= NativeMemory.MAX_VIEW) {
+            link.writeFully(head, NativeMemory.view(address, (int) length));
+        } else {
+            link.writeFully(head);
+            sendMemory(link, address, length);
+        }
     }
 
     /**
@@ -498,11 +517,19 @@ final class Wire {
      * call per {@code IOV_MAX} blocks (the JDK splits a longer array), not one per block.
      */
     static void sendHostRanges(Link link, long[] addresses, long[] lengths, int count) throws IOException {
+        if (count == 1) { // one view, no array of views
+            sendMemory(link, addresses[0], lengths[0]);
+            return;
+        }
         link.writeFully(hostViews(addresses, lengths, count, 0));
     }
 
     /** Receives host memory ranges' bytes from the link in order, in scattering reads (as many blocks a call as have arrived). */
     static void receiveHostRanges(Link link, long[] addresses, long[] lengths, int count) throws IOException {
+        if (count == 1) { // one view, no array of views
+            receiveMemory(link, addresses[0], lengths[0]);
+            return;
+        }
         link.readFully(hostViews(addresses, lengths, count, 0));
     }
 
