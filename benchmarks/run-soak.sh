@@ -20,7 +20,11 @@ if [[ -z "${NIXL_LIBRARY_DIR:-}" ]]; then
 fi
 ./mvnw -q -B -o -pl nixl-connect-benchmarks -am package -DskipTests >&2 \
   || ./mvnw -q -B -pl nixl-connect-benchmarks -am package -DskipTests >&2
-classpath="nixl-connect-benchmarks/target/classes:$(ls nixl-connect-benchmarks/target/lib/*.jar | tr '\n' ':')"
+# A copy of the classes and jars: a rebuild during a long run must not change what its restarted children run.
+snapshot="$(mktemp -d /tmp/nixl-soak-classpath.XXXXXX)"
+trap 'rm -rf "$snapshot"' EXIT
+cp -r nixl-connect-benchmarks/target/classes nixl-connect-benchmarks/target/lib "$snapshot"/
+classpath="$snapshot/classes:$(ls "$snapshot"/lib/*.jar | tr '\n' ':')"
 status=0
 for transports in ${SOAK_TRANSPORTS:-tcp,self default}; do
   echo "== $(date -u +%FT%TZ) $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg); UCX_TLS=$transports"
