@@ -78,8 +78,8 @@ final class PythonSoakConsumer implements SoakConsumer {
     @Override
     public String describe() throws Exception {
         String[] stats = process.stats();
-        return String.format("Python, %s objects allocated, RSS %s KiB, peers %s, registrations left after their"
-                + " operation %s, in flight %s", stats[2], stats[1], stats[3], stats[4], stats[5]);
+        return String.format("Python, heap %s blocks (sys.getallocatedblocks), RSS %s KiB, peers %s, registrations"
+                + " left after their operation %s, in flight %s", stats[2], stats[1], stats[3], stats[4], stats[5]);
     }
 
     @Override
