@@ -81,8 +81,9 @@ final class SoakChild {
     String next(String prefix) throws InterruptedException {
         String line = nextOrGone(prefix);
         if (line == null) {
-            throw new IllegalStateException("child " + process.pid() + " gave no '" + prefix + "' line (alive: "
-                    + process.isAlive() + ")");
+            // A child that died unbidden crashed: its exit status says how (134: SIGABRT, e.g. a UCX assertion).
+            throw new IllegalStateException("child " + process.pid() + " gave no '" + prefix + "' line ("
+                    + (process.isAlive() ? "alive" : "CRASHED: exited with " + process.exitValue()) + ")");
         }
         return line;
     }
