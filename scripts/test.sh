@@ -27,11 +27,17 @@ fi
 
 ./mvnw -B -ntp verify "$@"
 
-# A short soak of the NIXL backend as a service runs it (~80 s: aborted requests, spent metadata, readers killed and
-# stopped mid-read, producer restarts; benchmarks/run-soak.sh, exits 1 when a target is missed). The long run and its
-# figures: docs/reliability.md.
+# A short soak of the NIXL backend as a service runs it (3 minutes, ~4 min wall: aborted requests, spent metadata,
+# readers killed and stopped mid-read, producer restarts; 120 s with a Java consumer, then 60 s with the real Python
+# dynamo.nixl_connect; benchmarks/run-soak.sh, exits 1 when a target is missed). The long run and its figures:
+# docs/reliability.md.
 if [[ -n "${NIXL_LIBRARY_DIR:-}" ]]; then
-  SOAK_TRANSPORTS="tcp,self" benchmarks/run-soak.sh "${SOAK_SECONDS:-60}" 30
+  soak_consumers="java"
+  if [[ -n "${DYNAMO_PYTHON_PATH:-}" ]]; then
+    soak_consumers="java python"
+  fi
+  SOAK_TRANSPORTS="tcp,self" SOAK_CONSUMERS="$soak_consumers" SOAK_PYTHON_SECONDS="${SOAK_PYTHON_SECONDS:-60}" \
+    benchmarks/run-soak.sh "${SOAK_SECONDS:-120}" 30
 fi
 
 # Every library jar names its module (module-path users need a stable name).
