@@ -48,7 +48,7 @@ final class SoakChild {
                 "-Xmx512m", "-XX:ErrorFile=" + CRASH_DIR.resolve("hs_err_pid%p.log"), "-Dsoak.crashDir=" + CRASH_DIR,
                 "-Dnixl.library.path=" + System.getProperty("nixl.library.path", System.getenv("NIXL_LIBRARY_DIR")),
                 "-cp", System.getProperty("java.class.path"), NixlSoak.class.getName(), role));
-        return new SoakChild(new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start());
+        return start(new ProcessBuilder(command));
     }
 
     /**
@@ -59,10 +59,20 @@ final class SoakChild {
         List<String> command = new ArrayList<>(List.of(System.getenv().getOrDefault("NIXL_PYTHON", "python3"), "-u",
                 System.getProperty("soak.pythonScript", "interop/dynamo_soak_consumer.py")));
         command.addAll(List.of(arguments));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+        ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().put("PYTHONPATH", required("NIXL_PYTHON_PATH") + java.io.File.pathSeparator
                 + required("DYNAMO_PYTHON_PATH"));
-        return new SoakChild(builder.start());
+        return start(builder);
+    }
+
+    /**
+     * Stdout is the protocol. UCX logs to stdout unless told otherwise, and a message written between the chunks of a
+     * long line (the JVM writes 8 KiB at a time) cut a metadata line in two: UCX's log goes to stderr unless the user
+     * chose where.
+     */
+    private static SoakChild start(ProcessBuilder builder) throws IOException {
+        builder.environment().putIfAbsent("UCX_LOG_FILE", "stderr");
+        return new SoakChild(builder.redirectError(ProcessBuilder.Redirect.INHERIT).start());
     }
 
     private static String required(String variable) {
@@ -98,6 +108,7 @@ final class SoakChild {
             if (line.startsWith(prefix)) {
                 return line;
             }
+            System.err.println("child " + process.pid() + " said: " + line); // not the protocol: e.g. a UCX message
         }
     }
 
