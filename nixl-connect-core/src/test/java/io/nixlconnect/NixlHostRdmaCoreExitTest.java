@@ -22,7 +22,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Issue 22 item 1: a NIXL process in a user's default environment (no {@code UCX_MODULES}, no
- * {@code UCX_NET_DEVICES}) moves data and exits 0, also on a host with rdma-core's user-space libraries.
+ * {@code UCX_NET_DEVICES}) moves data and exits 0, also on a host with rdma-core's user-space libraries; and with
+ * UCX's fault handlers on ({@code UCX_HANDLE_ERRORS=bt}) the JVM still handles its own SIGSEGVs (implicit null
+ * checks), which UCX's handler used to take and abort on.
  *
  * <p>There NIXL's pip wheel has two libnl copies in one process: its own bundled one and the host's, which UCX's
  * EFA module pulls in through the host's {@code libefa.so.1}. Before {@code NixlNativeLibrary} preloaded the host's
@@ -57,6 +59,10 @@ class NixlHostRdmaCoreExitTest {
         environment.remove("UCX_MODULES");
         environment.remove("UCX_NET_DEVICES");
         environment.remove("UCX_TLS");
+        environment.remove("UCX_ERROR_SIGNALS");
+        // UCX's fault handlers on, as UCX documents its default and as a user debugging UCX sets them: the child then
+        // also shows that they do not take the JVM's own SIGSEGVs (see nullChecksInCompiledCode).
+        environment.put("UCX_HANDLE_ERRORS", "bt");
         if (hostRdmaCore) {
             assertThat(HOST_RDMA_CORE).as("NIXL_TEST_HOST_RDMA_CORE (CI must test the host with rdma-core)").isNotBlank();
             String existing = environment.getOrDefault("LD_LIBRARY_PATH", "");
@@ -74,6 +80,7 @@ class NixlHostRdmaCoreExitTest {
         }
         assertThat(ended).as("the child ended; its output:%n%s", output).isTrue();
         assertThat(output).as("the child's output").contains("MOVED " + SIZE);
+        assertThat(output).as("the child's output").contains("NULL CHECKS HANDLED BY THE JVM");
         assertThat(crashLogs).as("crash logs; the child's output:%n%s", output).isEmpty();
         assertThat(child.exitValue()).as("exit status; the child's output:%n%s", output).isZero();
     }
@@ -91,7 +98,38 @@ class NixlHostRdmaCoreExitTest {
                 throw new AssertionError("the bytes read differ from the bytes published");
             }
             out.println("MOVED " + SIZE);
+            // With UCX loaded, the JVM's own use of SIGSEGV: before NixlNativeLibrary left the fault signals to the JVM,
+            // UCX's handler took the first one and aborted the process ("Caught signal 11", exit 134, no hs_err).
+            if (nullChecksInCompiledCode() > 0) {
+                out.println("NULL CHECKS HANDLED BY THE JVM");
+            }
         }
+    }
+
+    private static final class Holder {
+        int value = 1;
+    }
+
+    /**
+     * Reads a field through an array whose last element is null, a few times over: compiled code (C1 or C2, once the
+     * loop runs hot) checks for null by faulting (SIGSEGV) and the JVM turns the fault into a NullPointerException.
+     */
+    private static int nullChecksInCompiledCode() {
+        Holder[] holders = new Holder[2_000_000];
+        Arrays.fill(holders, new Holder());
+        holders[holders.length - 1] = null;
+        int thrown = 0;
+        long sum = 0;
+        for (int round = 0; round < 5; round++) {
+            try {
+                for (Holder holder : holders) {
+                    sum += holder.value;
+                }
+            } catch (NullPointerException expected) {
+                thrown++;
+            }
+        }
+        return sum > 0 ? thrown : 0;
     }
 
     private static Connector connector(String role) {

@@ -64,6 +64,7 @@ final class NixlNativeLibrary {
             // NIXL reads its plugin directory from the environment when its plugin manager starts.
             LibC.INSTANCE.setenv("NIXL_PLUGIN_DIR", installation.pluginDir().toString(), 1);
         }
+        leaveFaultSignalsToTheJvm();
         preloadHostRdmaCore();
         NativeLibrary library = openVerified(installation);
         NixlCapi.bind(library);
@@ -86,6 +87,18 @@ final class NixlNativeLibrary {
                     + " is true): it was built without NIXL and cannot move data; install a real NIXL");
         }
         return library;
+    }
+
+    /**
+     * Keeps UCX's fault handlers out of the JVM. UCX installs handlers for SIGSEGV, SIGBUS, SIGILL and SIGFPE when it
+     * starts ({@code UCX_ERROR_SIGNALS}), in place of the JVM's; but the JVM raises SIGSEGV on purpose (an implicit null
+     * check in compiled code becomes a {@code NullPointerException} that way), and UCX's handler then aborts the process:
+     * a producer died so in the soak ("Caught signal 11 … address 0x24", its backtrace ending in JIT-compiled code). An
+     * empty list leaves these signals to the JVM; a value the user set is kept. Must run before UCX is loaded: it reads
+     * the variable once, when it starts.
+     */
+    static void leaveFaultSignalsToTheJvm() {
+        LibC.INSTANCE.setenv("UCX_ERROR_SIGNALS", "", 0);
     }
 
     /**
