@@ -2,75 +2,38 @@ package io.nixlconnect.transport.nixl;
 
 import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.TransferOp;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import static io.nixlconnect.transport.nixl.NixlAgents.key;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Failure reports: sent to a loaded peer (whose window then fails), dropped otherwise, never thrown. */
 class FailureReporterTest {
 
-    private static NixlTransport transport;
-    /** Held: the cleaner closes the core of an agent no longer reachable. */
-    private NixlAgent coreAgent;
-    private NixlAgent peerAgent;
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
     private NixlAgentCore core;
     private NixlAgentCore peer;
     private NixlPeers peers;
     private FailureReporter reporter;
 
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull();
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
-
     @BeforeEach
-    void agents() {
-        NixlTestSupport.skipUnlessLoaded(transport);
-        long id = System.nanoTime();
-        coreAgent = (NixlAgent) transport.createAgent("reporting-" + id);
-        core = coreAgent.core();
-        peerAgent = (NixlAgent) transport.createAgent("reported-to-" + id);
-        peer = peerAgent.core();
+    void twoAgents() {
+        core = agents.open("reporting");
+        peer = agents.open("reported-to");
         peers = new NixlPeers(core);
         reporter = new FailureReporter(core, peers, new ProgressLoop("unstarted", core));
     }
 
-    @AfterEach
-    void closeAgents() {
-        if (core != null) {
-            core.close();
-            peer.close();
-        }
-    }
-
-    private static byte[] key(String key) {
-        return key.getBytes(StandardCharsets.UTF_8);
-    }
-
     private void load() {
-        core.lifecycle.readLock().lock();
-        try {
-            peers.load(peer.localMetadata(), peer.name());
-        } finally {
-            core.lifecycle.readLock().unlock();
-        }
+        NixlAgents.load(core, peers, peer);
     }
 
     @Test

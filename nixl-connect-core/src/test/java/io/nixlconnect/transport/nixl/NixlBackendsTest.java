@@ -1,11 +1,10 @@
 package io.nixlconnect.transport.nixl;
 
 import io.nixlconnect.transport.TransportException;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 import java.util.Map;
@@ -16,24 +15,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The backends of a bare native agent (no {@link NixlAgentCore}): created, refused, chosen and counted, freed. */
 class NixlBackendsTest {
 
-    private static NixlTransport transport;
+    /** Loads NIXL for the bare agents below, or skips. */
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
     private long agent;
-
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull(); // loads the library
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
 
     @BeforeEach
     void bareAgent() {
-        NixlTestSupport.skipUnlessLoaded(transport);
         long[] handle = new long[1];
         byte[] config = NixlCapi.agentConfig(false, 0, NixlCapi.THREAD_SYNC_STRICT);
         NixlAgentCore.check(NixlCapi.nixl_capi_create_configured_agent("backends-test-" + System.nanoTime(), config,

@@ -4,11 +4,10 @@ import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 import java.util.function.Supplier;
@@ -18,9 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** An agent's metadata, all of it or only some registrations' sections, read under its lifecycle lock. */
 class NixlLocalMetadataTest {
 
-    private static NixlTransport transport;
-    /** Held: the cleaner closes the core of an agent no longer reachable. */
-    private NixlAgent coreAgent;
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
     private NixlAgentCore core;
     private NixlRegistrations registrations;
     private NixlLocalMetadata metadata;
@@ -28,23 +26,9 @@ class NixlLocalMetadataTest {
     private MemoryRegion first;
     private MemoryRegion second;
 
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull();
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
-
     @BeforeEach
     void agentWithTwoRegistrations() {
-        NixlTestSupport.skipUnlessLoaded(transport);
-        coreAgent = (NixlAgent) transport.createAgent("metadata-test-" + System.nanoTime());
-        core = coreAgent.core();
+        core = agents.open("metadata-test");
         registrations = new NixlRegistrations(core);
         metadata = new NixlLocalMetadata(core, registrations);
         first = region(0);
@@ -62,7 +46,6 @@ class NixlLocalMetadataTest {
             } finally {
                 core.lifecycle.writeLock().unlock();
             }
-            core.close();
         }
     }
 
@@ -71,12 +54,7 @@ class NixlLocalMetadataTest {
     }
 
     private <T> T locked(Supplier<T> call) {
-        core.lifecycle.readLock().lock();
-        try {
-            return call.get();
-        } finally {
-            core.lifecycle.readLock().unlock();
-        }
+        return NixlAgents.underReadLock(core, call);
     }
 
     /** The addresses of the regions a blob describes, as a peer's validation reads them. */

@@ -5,19 +5,18 @@ import com.sun.jna.Pointer;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import static io.nixlconnect.transport.nixl.NixlAgents.key;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -30,9 +29,8 @@ class NixlNotificationsTest {
 
     private static final MemoryRegion EMPTY = new MemoryRegion(0, 0, MemoryType.DRAM, 0);
     private static final Duration WAIT = Duration.ofSeconds(20);
-    private static NixlTransport transport;
-    /** Held: the cleaner closes the core of an agent no longer reachable. */
-    private NixlAgent senderAgent;
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
     private NixlAgentCore sender;
     private long receiver;
     private String receiverName;
@@ -40,25 +38,10 @@ class NixlNotificationsTest {
     private final NotificationDispatcher dispatcher = new NotificationDispatcher(16, 1 << 16);
     private final NixlNotifications notifications = new NixlNotifications("notifications-test", dispatcher);
 
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull();
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
-
     @BeforeEach
-    void agents() {
-        NixlTestSupport.skipUnlessLoaded(transport);
-        long id = System.nanoTime();
-        senderAgent = (NixlAgent) transport.createAgent("notifying-" + id);
-        sender = senderAgent.core();
-        receiverName = "notified-" + id;
+    void twoAgents() {
+        sender = agents.open("notifying");
+        receiverName = "notified-" + System.nanoTime();
         long[] handle = new long[1];
         NixlAgentCore.check(NixlCapi.nixl_capi_create_configured_agent(receiverName,
                 NixlCapi.agentConfig(false, 0, NixlCapi.THREAD_SYNC_STRICT), handle), "create agent");
@@ -90,10 +73,6 @@ class NixlNotificationsTest {
         } finally {
             Native.free(data[0]);
         }
-    }
-
-    private static byte[] key(String key) {
-        return key.getBytes(StandardCharsets.UTF_8);
     }
 
     /** A transfer with nothing to move: NIXL sends its notification alone. */

@@ -8,11 +8,10 @@ import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 
 import java.util.function.Supplier;
@@ -26,32 +25,17 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class NixlRegistrationsTest {
 
-    private static NixlTransport transport;
-    /** Held: the cleaner closes the core of an agent no longer reachable. */
-    private NixlAgent coreAgent;
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
     private NixlAgentCore core;
     private NixlRegistrations registrations;
     private final Memory memory = new Memory(8192);
     private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
     private final Logger agentLog = (Logger) LoggerFactory.getLogger(NixlAgentCore.class);
 
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull();
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
-
     @BeforeEach
-    void agent() {
-        NixlTestSupport.skipUnlessLoaded(transport);
-        coreAgent = (NixlAgent) transport.createAgent("registrations-test-" + System.nanoTime());
-        core = coreAgent.core();
+    void openAgent() {
+        core = agents.open("registrations-test");
         registrations = new NixlRegistrations(core);
         logs.start();
         agentLog.addAppender(logs);
@@ -67,17 +51,11 @@ class NixlRegistrationsTest {
             } finally {
                 core.lifecycle.writeLock().unlock();
             }
-            core.close();
         }
     }
 
     private <T> T locked(Supplier<T> call) {
-        core.lifecycle.readLock().lock();
-        try {
-            return call.get();
-        } finally {
-            core.lifecycle.readLock().unlock();
-        }
+        return NixlAgents.underReadLock(core, call);
     }
 
     private MemoryRegion region(long offset, long length) {

@@ -17,12 +17,11 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
@@ -50,31 +49,19 @@ import static org.awaitility.Awaitility.await;
 class NixlTransferTest {
 
     private static final AtomicInteger AGENT_IDS = new AtomicInteger();
-    private static NixlTransport transport;
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
 
     private TransportAgent active;
     private TransportAgent passive;
     private String passiveName;
     private final List<AutoCloseable> cleanup = new ArrayList<>();
 
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull();
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
-
     @BeforeEach
     void twoAgents() {
-        NixlTestSupport.skipUnlessLoaded(transport);
         int id = AGENT_IDS.incrementAndGet();
-        active = transport.createAgent("active-" + id);
-        passive = transport.createAgent("passive-" + id);
+        active = agents.transport().createAgent("active-" + id);
+        passive = agents.transport().createAgent("passive-" + id);
     }
 
     @AfterEach
@@ -522,7 +509,7 @@ class NixlTransferTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> active.loadRemoteAgent(key("garbage metadata")))
                 .isInstanceOf(TransportException.class);
-        assertThatThrownBy(() -> transport.createAgent(active.name()))
+        assertThatThrownBy(() -> agents.transport().createAgent(active.name()))
                 .isInstanceOf(TransportException.class).hasMessageContaining("already exists");
     }
 
@@ -585,7 +572,7 @@ class NixlTransferTest {
         connect();
         String name = passive.name();
         passive.close();
-        passive = transport.createAgent(name);
+        passive = agents.transport().createAgent(name);
         Memory again = buffer(4096, 42);
         register(passive, again);
         Memory local = buffer(4096, 43);
@@ -656,7 +643,7 @@ class NixlTransferTest {
         assertThatThrownBy(active::localMetadata).isInstanceOf(TransportException.class).hasMessageContaining("closed");
         active.close(); // idempotent
         // the name is free again once closed
-        transport.createAgent(active.name()).close();
+        agents.transport().createAgent(active.name()).close();
     }
 
     @Test

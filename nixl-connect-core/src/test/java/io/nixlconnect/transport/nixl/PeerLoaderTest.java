@@ -2,11 +2,9 @@ package io.nixlconnect.transport.nixl;
 
 import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.TransportException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 
@@ -16,45 +14,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** Loading a peer's metadata: refused in Java before NIXL sees it, loaded, and refused once the agent is closed. */
 class PeerLoaderTest {
 
-    private static NixlTransport transport;
-    /** Held: the cleaner closes the core of an agent no longer reachable. */
-    private NixlAgent coreAgent;
-    private NixlAgent peerAgent;
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
     private NixlAgentCore core;
     private NixlAgentCore peer;
     private NixlPeers peers;
     private PeerLoader loader;
 
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull();
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
-
     @BeforeEach
-    void agents() {
-        NixlTestSupport.skipUnlessLoaded(transport);
-        long id = System.nanoTime();
-        coreAgent = (NixlAgent) transport.createAgent("loading-" + id);
-        core = coreAgent.core();
-        peerAgent = (NixlAgent) transport.createAgent("loaded-" + id);
-        peer = peerAgent.core();
+    void twoAgents() {
+        core = agents.open("loading");
+        peer = agents.open("loaded");
         peers = new NixlPeers(core);
         loader = new PeerLoader(core, peers, new TransfersInFlight(core, new ProgressLoop("unstarted", core)));
-    }
-
-    @AfterEach
-    void closeAgents() {
-        if (core != null) {
-            core.close();
-            peer.close();
-        }
     }
 
     @Test

@@ -7,16 +7,14 @@ import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransferState;
 import io.nixlconnect.transport.TransportException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static io.nixlconnect.transport.nixl.NixlAgents.key;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -24,61 +22,26 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class TransferPosterTest {
 
     private static final MemoryRegion EMPTY = new MemoryRegion(0, 0, MemoryType.DRAM, 0);
-    private static NixlTransport transport;
-    /** Held: the cleaner closes the core of an agent no longer reachable. */
-    private NixlAgent coreAgent;
-    private NixlAgent peerAgent;
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
     private NixlAgentCore core;
     private NixlAgentCore peer;
     private NixlPeers peers;
     private TransfersInFlight inFlight;
     private TransferPoster poster;
 
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull();
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
-
     @BeforeEach
-    void agents() {
-        NixlTestSupport.skipUnlessLoaded(transport);
-        long id = System.nanoTime();
-        coreAgent = (NixlAgent) transport.createAgent("posting-" + id);
-        core = coreAgent.core();
-        peerAgent = (NixlAgent) transport.createAgent("posted-to-" + id);
-        peer = peerAgent.core();
+    void twoAgents() {
+        core = agents.open("posting");
+        peer = agents.open("posted-to");
         peers = new NixlPeers(core);
         ProgressLoop unstarted = new ProgressLoop("unstarted", core);
         inFlight = new TransfersInFlight(core, unstarted);
         poster = new TransferPoster(core, peers, inFlight, unstarted);
     }
 
-    @AfterEach
-    void closeAgents() {
-        if (core != null) {
-            core.close();
-            peer.close();
-        }
-    }
-
-    private static byte[] key(String key) {
-        return key.getBytes(StandardCharsets.UTF_8);
-    }
-
     private void load() {
-        core.lifecycle.readLock().lock();
-        try {
-            peers.load(peer.localMetadata(), peer.name());
-        } finally {
-            core.lifecycle.readLock().unlock();
-        }
+        NixlAgents.load(core, peers, peer);
     }
 
     @Test

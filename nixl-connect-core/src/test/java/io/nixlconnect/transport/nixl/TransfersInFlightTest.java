@@ -1,11 +1,9 @@
 package io.nixlconnect.transport.nixl;
 
 import io.nixlconnect.transport.TransferState;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,37 +14,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class TransfersInFlightTest {
 
-    private static NixlTransport transport;
-    /** Held: the cleaner closes the core of an agent no longer reachable. */
-    private NixlAgent coreAgent;
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
     private NixlAgentCore core;
     private TransfersInFlight inFlight;
 
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull();
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
-
     @BeforeEach
-    void agent() {
-        NixlTestSupport.skipUnlessLoaded(transport);
-        coreAgent = (NixlAgent) transport.createAgent("in-flight-test-" + System.nanoTime());
-        core = coreAgent.core();
+    void openAgent() {
+        core = agents.open("in-flight-test");
         inFlight = new TransfersInFlight(core, new ProgressLoop("unstarted", core));
-    }
-
-    @AfterEach
-    void closeAgent() {
-        if (core != null) {
-            core.close();
-        }
     }
 
     private NixlTransfer inProgress(String remote) {

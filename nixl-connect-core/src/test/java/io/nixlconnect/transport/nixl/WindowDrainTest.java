@@ -1,15 +1,13 @@
 package io.nixlconnect.transport.nixl;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import static io.nixlconnect.transport.nixl.NixlAgents.key;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -19,45 +17,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class WindowDrainTest {
 
-    private static NixlTransport transport;
-    /** Held: the cleaner closes the core of an agent no longer reachable. */
-    private NixlAgent coreAgent;
+    @RegisterExtension
+    final NixlAgents agents = new NixlAgents();
     private NixlAgentCore core;
     private final NotificationDispatcher dispatcher = new NotificationDispatcher(16, 1 << 16);
     private final KeptMemory kept = new KeptMemory("drain-test", 1 << 20);
 
-    @BeforeAll
-    static void openNixl() {
-        transport = NixlTestSupport.openOrNull();
-    }
-
-    @AfterAll
-    static void closeNixl() {
-        if (transport != null) {
-            transport.close();
-        }
-    }
-
     @BeforeEach
-    void agent() {
-        NixlTestSupport.skipUnlessLoaded(transport);
-        coreAgent = (NixlAgent) transport.createAgent("drain-test-" + System.nanoTime());
-        core = coreAgent.core();
-    }
-
-    @AfterEach
-    void closeAgent() {
-        if (core != null) {
-            core.close();
-        }
+    void openAgent() {
+        core = agents.open("drain-test");
     }
 
     private NixlWindow window(String key, long bytes) {
         return new NixlWindow(core, dispatcher.await(key(key)), bytes);
-    }
-
-    private static byte[] key(String key) {
-        return key.getBytes(StandardCharsets.UTF_8);
     }
 
     @Test
