@@ -5,7 +5,9 @@
 # aborted it. Run it again after a NIXL/UCX upgrade: a release that survives lets CI's Python soak pass run over
 # tcp,self again (scripts/test.sh).
 #
-#   benchmarks/run-ucx-tcp-get-abort.sh [ROUNDS]     # default 200 rounds (1.5 s each on average)
+#   benchmarks/run-ucx-tcp-get-abort.sh [ROUNDS [read|write]]   # default 200 rounds of read (about 2 s each)
+#
+# "write" turns the direction round: the process writes into targets that die mid-write (docs/nixl.md weighs it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -16,7 +18,7 @@ export PYTHONPATH="$NIXL_PYTHON_PATH:$DYNAMO_PYTHON_PATH" UCX_TLS=tcp,self
 export UCX_LOG_FILE="${UCX_LOG_FILE:-stderr}" UCX_HANDLE_ERRORS="${UCX_HANDLE_ERRORS:-bt}"
 out="$(mktemp /tmp/ucx-tcp-get-abort.XXXXXX)"
 set +e
-"${NIXL_PYTHON:-python3}" -u interop/ucx_tcp_get_abort.py "${1:-200}" >"$out" 2>&1
+"${NIXL_PYTHON:-python3}" -u interop/ucx_tcp_get_abort.py "${1:-200}" "${2:-read}" >"$out" 2>&1
 status=$?
 set -e
 # UCX's fatal message and backtrace, if any (its "connect ... refused" errors are readers already killed).
