@@ -1,13 +1,9 @@
 package io.nixlconnect.transport.nixl;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -18,22 +14,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Memory kept for stalled peers until the agent is destroyed: what it holds, counts, warns about and frees. */
 class KeptMemoryTest {
 
-    private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    private final Logger agentLog = (Logger) LoggerFactory.getLogger(NixlAgentCore.class);
-    private Level levelBefore;
+    private AgentLogCapture logs;
 
     @BeforeEach
     void captureLogs() {
-        levelBefore = agentLog.getLevel();
-        agentLog.setLevel(Level.WARN);
-        logs.start();
-        agentLog.addAppender(logs);
+        logs = new AgentLogCapture(Level.WARN);
     }
 
     @AfterEach
     void stopCapturing() {
-        agentLog.detachAppender(logs);
-        agentLog.setLevel(levelBefore);
+        logs.close();
     }
 
     @Test
@@ -74,7 +64,7 @@ class KeptMemoryTest {
         kept.keep(() -> freed.add("second"), 0, 0);
         kept.freeAll();
         assertThat(freed).containsExactly("second");
-        assertThat(logs.list).anySatisfy(event -> {
+        assertThat(logs.of("kept-test")).anySatisfy(event -> {
             assertThat(event.getFormattedMessage()).contains("kept-test").contains("freeing memory kept");
             assertThat(event.getThrowableProxy().getMessage()).isEqualTo("cannot free");
         });
@@ -89,7 +79,7 @@ class KeptMemoryTest {
         assertThat(capWarnings()).as("crossed").isEqualTo(1);
         kept.keep(() -> { }, 0, 10);
         assertThat(capWarnings()).as("still over: no second warning").isEqualTo(1);
-        assertThat(logs.list.get(0).getFormattedMessage()).contains("kept-test").contains("120 bytes")
+        assertThat(logs.of("kept-test").get(0).getFormattedMessage()).contains("120 bytes")
                 .contains("cap of 100");
 
         kept.freeAll();
@@ -98,7 +88,7 @@ class KeptMemoryTest {
     }
 
     private long capWarnings() {
-        return logs.list.stream().filter(event -> event.getLevel() == Level.WARN
+        return logs.of("kept-test").stream().filter(event -> event.getLevel() == Level.WARN
                 && event.getFormattedMessage().contains("NixlSettings.maxKeptBytes")).count();
     }
 }

@@ -1,9 +1,6 @@
 package io.nixlconnect.transport.nixl;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import io.nixlconnect.transport.MemoryRegion;
@@ -12,7 +9,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.slf4j.LoggerFactory;
 
 import java.util.function.Supplier;
 
@@ -30,20 +26,18 @@ class NixlRegistrationsTest {
     private NixlAgentCore core;
     private NixlRegistrations registrations;
     private final Memory memory = new Memory(8192);
-    private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    private final Logger agentLog = (Logger) LoggerFactory.getLogger(NixlAgentCore.class);
+    private AgentLogCapture logs;
 
     @BeforeEach
     void openAgent() {
         core = agents.open("registrations-test");
         registrations = new NixlRegistrations(core);
-        logs.start();
-        agentLog.addAppender(logs);
+        logs = new AgentLogCapture(Level.WARN);
     }
 
     @AfterEach
     void closeAgent() {
-        agentLog.detachAppender(logs);
+        logs.close();
         if (core != null) {
             core.lifecycle.writeLock().lock();
             try {
@@ -63,7 +57,7 @@ class NixlRegistrationsTest {
     }
 
     private long warnings() {
-        return logs.list.stream().filter(event -> event.getLevel() == Level.WARN).count();
+        return logs.warnings(core.name());
     }
 
     @Test
