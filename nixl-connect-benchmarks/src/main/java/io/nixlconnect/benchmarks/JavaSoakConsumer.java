@@ -93,12 +93,7 @@ final class JavaSoakConsumer implements SoakConsumer {
 
     /** {@link NixlSoak#BLOCKS} distinct blocks of the pool, in random order. */
     private List<Descriptor> blocks() {
-        int[] order = random.ints(0, POOL / BLOCK).distinct().limit(BLOCKS).toArray();
-        List<Descriptor> blocks = new ArrayList<>(BLOCKS);
-        for (int slot : order) {
-            blocks.add(pool.slice((long) slot * BLOCK, BLOCK));
-        }
-        return blocks;
+        return NixlSoak.randomBlocks(pool, random, BLOCKS, BLOCK);
     }
 
     @Override

@@ -2,12 +2,15 @@ package io.nixlconnect.benchmarks;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.Descriptor;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.transport.nixl.NixlSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -184,6 +187,16 @@ public final class NixlSoak {
         figures.count("producer restarted (expected)");
         producer = SoakChild.java("producer");
         producer.next("READY");
+    }
+
+    /** {@code count} distinct blocks of {@code size} bytes of {@code pool} ({@link #POOL} bytes), in random order. */
+    static List<Descriptor> randomBlocks(Descriptor pool, SplittableRandom random, int count, int size) {
+        int[] slots = random.ints(0, POOL / size).distinct().limit(count).toArray();
+        List<Descriptor> blocks = new ArrayList<>(count);
+        for (int slot : slots) {
+            blocks.add(pool.slice((long) slot * size, size));
+        }
+        return blocks;
     }
 
     static long rssKiB(Path status) throws IOException {

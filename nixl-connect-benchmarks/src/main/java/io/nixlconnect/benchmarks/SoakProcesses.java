@@ -13,7 +13,6 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -51,12 +50,8 @@ final class SoakProcesses {
                     case "readable", "writable", "abort" -> {
                         int count = Integer.parseInt(words[1]);
                         int size = Integer.parseInt(words[2]);
-                        int[] slots = random.ints(0, POOL / size).distinct().limit(count).toArray();
-                        List<Descriptor> blocks = new ArrayList<>();
-                        Descriptor from = words[0].equals("writable") ? inbox : pool;
-                        for (int slot : slots) {
-                            blocks.add(from.slice((long) slot * size, size));
-                        }
+                        List<Descriptor> blocks = NixlSoak.randomBlocks(words[0].equals("writable") ? inbox : pool,
+                                random, count, size);
                         Operation operation = words[0].equals("writable") ? connector.createWritable(blocks)
                                 : connector.createReadable(blocks);
                         RdmaMetadata metadata = operation instanceof ReadableOperation r ? r.metadata()

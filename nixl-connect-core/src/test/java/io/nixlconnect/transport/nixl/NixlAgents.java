@@ -73,6 +73,16 @@ final class NixlAgents implements BeforeEachCallback, AfterEachCallback {
         }
     }
 
+    /** Deregisters what {@code registrations} hold, under the write lock, as the agent does when it closes. */
+    static void releaseAll(NixlAgentCore core, NixlRegistrations registrations) {
+        core.lifecycle.writeLock().lock();
+        try {
+            registrations.releaseAll();
+        } finally {
+            core.lifecycle.writeLock().unlock();
+        }
+    }
+
     /** Loads {@code peer}'s metadata into {@code peers} (of {@code core}), as a transfer to it does first. */
     static void load(NixlAgentCore core, NixlPeers peers, NixlAgentCore peer) {
         underReadLock(core, () -> peers.load(peer.localMetadata(), peer.name()));

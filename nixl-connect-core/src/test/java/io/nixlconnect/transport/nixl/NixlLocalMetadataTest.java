@@ -40,12 +40,7 @@ class NixlLocalMetadataTest {
     @AfterEach
     void closeAgent() {
         if (core != null) {
-            core.lifecycle.writeLock().lock();
-            try {
-                registrations.releaseAll();
-            } finally {
-                core.lifecycle.writeLock().unlock();
-            }
+            NixlAgents.releaseAll(core, registrations);
         }
     }
 

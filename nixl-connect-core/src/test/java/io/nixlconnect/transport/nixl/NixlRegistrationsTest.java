@@ -39,12 +39,7 @@ class NixlRegistrationsTest {
     void closeAgent() {
         logs.close();
         if (core != null) {
-            core.lifecycle.writeLock().lock();
-            try {
-                registrations.releaseAll();
-            } finally {
-                core.lifecycle.writeLock().unlock();
-            }
+            NixlAgents.releaseAll(core, registrations);
         }
     }
 
@@ -102,12 +97,7 @@ class NixlRegistrationsTest {
     void releasingAllMarksEachRegistrationReleasedSoThatItsCloseDeregistersNothing() {
         NixlRegistration first = locked(() -> registrations.register(region(0, 4096)));
         NixlRegistration second = locked(() -> registrations.register(region(4096, 4096)));
-        core.lifecycle.writeLock().lock();
-        try {
-            registrations.releaseAll();
-        } finally {
-            core.lifecycle.writeLock().unlock();
-        }
+        NixlAgents.releaseAll(core, registrations);
         assertThat(registrations.count()).isZero();
         assertThat(registrations.of(region(0, 4096))).isNull();
         assertThat(first.toString()).contains("released");
