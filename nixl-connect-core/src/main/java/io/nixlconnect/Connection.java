@@ -2,6 +2,7 @@ package io.nixlconnect;
 
 import io.nixlconnect.transport.InvalidAgentMetadataException;
 import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.PeerCounts;
 import io.nixlconnect.transport.TransportAgent;
 import java.util.Arrays;
 import java.util.List;
@@ -132,6 +133,15 @@ final class Connection {
             loaded = closed ? null : agent;
         }
         return loaded == null ? 0 : loaded.remoteAgentCount();
+    }
+
+    /** How the agent holds its peers; null before the agent exists or once closed. */
+    PeerCounts peerCounts() {
+        TransportAgent loaded;
+        synchronized (this) {
+            loaded = closed ? null : agent;
+        }
+        return loaded == null ? null : loaded.peerCounts();
     }
 
     /** Bytes of local memory currently registered through this connection. */

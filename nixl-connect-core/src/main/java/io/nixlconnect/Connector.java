@@ -1,5 +1,6 @@
 package io.nixlconnect;
 
+import io.nixlconnect.transport.PeerCounts;
 import io.nixlconnect.transport.Transport;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
@@ -328,6 +329,20 @@ public final class Connector implements AutoCloseable {
             total += connection.remoteAgentCount();
         }
         return total;
+    }
+
+    /**
+     * How the transport holds its peers: cached peers and open connections now, and evictions, reconnects, departed
+     * peers and idle connections closed since this connector started. Cheap enough for every health check and scrape;
+     * all zero once closed.
+     */
+    public PeerStatistics peerStatistics() {
+        PeerCounts counts = closed ? null : defaultConnection.peerCounts();
+        if (counts == null) {
+            return PeerStatistics.NONE;
+        }
+        return new PeerStatistics(remoteAgentCount(), counts.openConnections(), counts.evicted(), counts.reconnected(),
+                counts.departed(), counts.idleClosed());
     }
 
     /** Whether the transport is up and serving peers. */

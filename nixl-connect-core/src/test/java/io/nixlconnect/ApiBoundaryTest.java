@@ -117,7 +117,7 @@ class ApiBoundaryTest {
                 "ActiveOperation", "BackendUnavailableException", "Connector", "ConnectorClosedException",
                 "ConnectorOptions", "ConnectorOptions$Builder", "Descriptor", "Device", "DeviceKind",
                 "InvalidMetadataException", "NixlConnectException", "Operation", "OperationKind", "OperationListener",
-                "OperationStatus", "PassiveOperation", "RdmaMetadata", "ReadOperation", "ReadableOperation",
+                "OperationStatus", "PassiveOperation", "PeerStatistics", "RdmaMetadata", "ReadOperation", "ReadableOperation",
                 "SerializedDescriptor", "TooManyOperationsException", "TransferException", "TransferTimeoutException",
                 "TransportFailureException", "TransportStatus", "WaitTimeoutException", "WritableOperation", "WriteOperation");
     }

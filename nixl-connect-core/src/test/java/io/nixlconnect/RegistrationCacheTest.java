@@ -6,6 +6,7 @@ import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.PeerCounts;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
@@ -60,6 +61,11 @@ class RegistrationCacheTest {
         @Override
         public boolean isServing() {
             return true;
+        }
+
+        @Override
+        public PeerCounts peerCounts() {
+            return PeerCounts.NONE;
         }
 
         @Override

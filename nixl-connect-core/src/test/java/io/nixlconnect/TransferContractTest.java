@@ -110,6 +110,23 @@ abstract class TransferContractTest {
     }
 
     @Test
+    void peerStatisticsCountThePeerAndItsConnectionsAndNothingOnceClosed() {
+        assertThat(consumer.peerStatistics()).isEqualTo(new PeerStatistics(0, 0, 0, 0, 0, 0));
+        try (Descriptor source = new Descriptor(TestData.random(4096)); Descriptor target = Descriptor.allocate(4096)) {
+            ReadableOperation readable = producer.createReadable(source);
+            consumer.read(RdmaMetadata.fromJson(readable.metadata().toJson()), target);
+            readable.waitForCompletion(WAIT);
+        }
+        PeerStatistics afterRead = consumer.peerStatistics();
+        assertThat(afterRead.cachedPeers()).isEqualTo(consumer.remoteAgentCount()).isEqualTo(1);
+        assertThat(afterRead.openConnections()).as("the consumer's connection to the producer").isPositive();
+        assertThat(afterRead.evictions()).isZero();
+        assertThat(afterRead.reconnects()).isZero();
+        consumer.close();
+        assertThat(consumer.peerStatistics()).isEqualTo(new PeerStatistics(0, 0, 0, 0, 0, 0));
+    }
+
+    @Test
     void blockingReadFromADeadPeerThrowsAndLeavesNothingBehind() {
         try (Descriptor source = Descriptor.allocate(1024); Descriptor target = Descriptor.allocate(1024)) {
             ReadableOperation readable = producer.createReadable(source);

@@ -237,7 +237,12 @@ class NixlConnectObservabilityTests {
                     .isEqualTo(4.0);
             assertThat(registry.get("nixl.transfer").tags("role", "active", "outcome", "complete").timer().count())
                     .isEqualTo(1);
-            assertThat(registry.get("nixl.remote.agents").gauge().value()).isGreaterThanOrEqualTo(0.0);
+            assertThat(registry.get("nixl.remote.agents").gauge().value()).isEqualTo(1.0);
+            assertThat(registry.get("nixl.connections.open").gauge().value()).isPositive();
+            assertThat(registry.get("nixl.peers.evicted").functionCounter().count()).isZero();
+            assertThat(registry.get("nixl.peers.reconnected").functionCounter().count()).isZero();
+            assertThat(registry.get("nixl.peers.departed").functionCounter().count()).isZero();
+            assertThat(registry.get("nixl.connections.idle.closed").functionCounter().count()).isZero();
         });
     }
 

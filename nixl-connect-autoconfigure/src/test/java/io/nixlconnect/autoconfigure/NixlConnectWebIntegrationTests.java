@@ -121,7 +121,9 @@ class NixlConnectWebIntegrationTests {
                 "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",name=\"nixlConnector\",outcome=\"complete\",path=\"P\",plugin=\"tcp\",role=\"active\"} 1",
                 "nixl_transfer_seconds_count{backend=\"embedded\",device=\"cpu\",error=\"none\",kind=\"read\",name=\"nixlConnector\",outcome=\"complete\",path=\"P\",plugin=\"none\",role=\"passive\"} 1");
         assertThat(nixlSeries).allSatisfy(line -> assertThat(line).matches(
-                "nixl_(transfer_seconds|transfer_active_seconds|transfer_bytes_total|operations_active|memory_registered_bytes|remote_agents)(_count|_sum|_max)?[{ ].*"));
+                "nixl_(transfer_seconds|transfer_active_seconds|transfer_bytes_total|operations_active|memory_registered_bytes|remote_agents"
+                        + "|connections_open|peers_evicted_total|peers_reconnected_total|peers_departed_total"
+                        + "|connections_idle_closed_total)(_count|_sum|_max)?[{ ].*"));
     }
 
     /** The first measurement (COUNT for counters, timers; VALUE for gauges) of a meter on the server. */

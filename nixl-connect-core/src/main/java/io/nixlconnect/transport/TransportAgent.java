@@ -80,6 +80,13 @@ public interface TransportAgent extends AutoCloseable {
     int remoteAgentCount();
 
     /**
+     * How this agent holds its peers: connections open now, and peers evicted, reconnected, departed and connections
+     * closed when idle since it was created. Cheap (read on every health check and scrape); {@link PeerCounts#NONE}
+     * once closed.
+     */
+    PeerCounts peerCounts();
+
+    /**
      * Posts one transfer of descriptor-list pairs; {@code local.get(i)} pairs with {@code remote.get(i)}
      * and both have the same length. On success the peer receives {@code notification}, after the
      * data has landed. The caller hands the lists and the notification over: the agent may keep them as they are,

@@ -1,6 +1,7 @@
 package io.nixlconnect.autoconfigure.health;
 
 import io.nixlconnect.Connector;
+import io.nixlconnect.PeerStatistics;
 import io.nixlconnect.TransportStatus;
 import io.nixlconnect.cuda.Cuda;
 import io.nixlconnect.cuda.CudaAvailability;
@@ -15,7 +16,8 @@ import org.springframework.util.ClassUtils;
  * {@code nixl}: UP while the connector accepts operations and its transport serves peers; OUT_OF_SERVICE while
  * it is at its in-flight limit (new operations are refused until some end); DOWN with the reason otherwise.
  * Details: backend, agent, transport details (endpoint or NIXL plugins), operations in flight and the limit,
- * registered bytes, remote agents, and the CUDA devices when JCuda is on the class path.
+ * registered bytes, remote agents, peer counts ({@code peers}: cached, open connections, evicted, reconnected,
+ * departed, closed when idle), and the CUDA devices when JCuda is on the class path.
  */
 public class NixlConnectHealthIndicator extends AbstractHealthIndicator {
 
@@ -54,7 +56,8 @@ public class NixlConnectHealthIndicator extends AbstractHealthIndicator {
                 .withDetail("inFlightOperations", inFlight)
                 .withDetail("maxInFlightOperations", limit)
                 .withDetail("registeredBytes", connector.registeredBytes())
-                .withDetail("remoteAgents", connector.remoteAgentCount());
+                .withDetail("remoteAgents", connector.remoteAgentCount())
+                .withDetail("peers", peers(connector.peerStatistics()));
         if (cudaOnClassPath) { // a CPU-only application did not ask about GPUs
             builder.withDetail("cudaDevices", cudaDevices());
         }
@@ -70,6 +73,18 @@ public class NixlConnectHealthIndicator extends AbstractHealthIndicator {
         }
         transport.putAll(status.details());
         return transport;
+    }
+
+    /** Counts only, so that the details stay small whatever the number of peers. */
+    private static Map<String, Object> peers(PeerStatistics statistics) {
+        Map<String, Object> peers = new LinkedHashMap<>();
+        peers.put("cached", statistics.cachedPeers());
+        peers.put("openConnections", statistics.openConnections());
+        peers.put("evicted", statistics.evictions());
+        peers.put("reconnected", statistics.reconnects());
+        peers.put("departed", statistics.departedPeersClosed());
+        peers.put("idleClosed", statistics.idleConnectionsClosed());
+        return peers;
     }
 
     /** The visible CUDA devices, or why there are none (cached: probing the driver happens once). */

@@ -1,6 +1,7 @@
 package io.nixlconnect.autoconfigure.observation;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -11,15 +12,18 @@ import io.nixlconnect.Operation;
 import io.nixlconnect.OperationKind;
 import io.nixlconnect.OperationListener;
 import io.nixlconnect.OperationStatus;
+import io.nixlconnect.PeerStatistics;
 import io.nixlconnect.autoconfigure.observation.NixlTransferObservationDocumentation.LowCardinalityKeyNames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.ToLongFunction;
 
 /**
  * The meters of connectors that are not timings (those come from the {@code nixl.transfer} observation):
- * gauges read from each connector when scraped, and {@code nixl.transfer.bytes}, whose counters are all
+ * gauges and the peer counters ({@link Connector#peerStatistics()}) read from each connector when scraped, and
+ * {@code nixl.transfer.bytes}, whose counters are all
  * registered in {@link #bindTo} so that an operation's end only increments one. Built from the application's
  * {@code Connector} beans, each connector's meters carry the tag {@code name} with its bean name (as Boot tags a
  * DataSource's), so that several connectors have a series each; built from one connector alone, no such tag. See
@@ -31,6 +35,11 @@ public class NixlConnectMeterBinder implements MeterBinder, AutoCloseable {
     public static final String OPERATIONS_ACTIVE = "nixl.operations.active";
     public static final String MEMORY_REGISTERED = "nixl.memory.registered";
     public static final String REMOTE_AGENTS = "nixl.remote.agents";
+    public static final String CONNECTIONS_OPEN = "nixl.connections.open";
+    public static final String PEERS_EVICTED = "nixl.peers.evicted";
+    public static final String PEERS_RECONNECTED = "nixl.peers.reconnected";
+    public static final String PEERS_DEPARTED = "nixl.peers.departed";
+    public static final String CONNECTIONS_IDLE_CLOSED = "nixl.connections.idle.closed";
     /** The tag naming a connector by its bean name. */
     public static final String NAME_TAG = "name";
 
@@ -98,6 +107,18 @@ public class NixlConnectMeterBinder implements MeterBinder, AutoCloseable {
                     .description("Peer agents currently loaded")
                     .tags(tags)
                     .register(registry);
+            Gauge.builder(CONNECTIONS_OPEN, connector, c -> c.peerStatistics().openConnections())
+                    .description("Connections open to or from peers now")
+                    .tags(tags)
+                    .register(registry);
+            peerCounter(registry, PEERS_EVICTED, "Cached peers evicted because the peer cache was full",
+                    PeerStatistics::evictions);
+            peerCounter(registry, PEERS_RECONNECTED, "Peers whose connection failed and was made anew",
+                    PeerStatistics::reconnects);
+            peerCounter(registry, PEERS_DEPARTED, "Connections or peers closed because the peer left or died",
+                    PeerStatistics::departedPeersClosed);
+            peerCounter(registry, CONNECTIONS_IDLE_CLOSED, "Connections closed after idling past the idle limit",
+                    PeerStatistics::idleConnectionsClosed);
             Counter[] counters = new Counter[KINDS.length * 2 * DEVICES.length];
             for (OperationKind kind : KINDS) {
                 for (boolean active : new boolean[] {true, false}) {
@@ -114,6 +135,14 @@ public class NixlConnectMeterBinder implements MeterBinder, AutoCloseable {
                 }
             }
             bytesCounters.add(counters);
+        }
+
+        private void peerCounter(MeterRegistry registry, String name, String description,
+                ToLongFunction<PeerStatistics> count) {
+            FunctionCounter.builder(name, connector, c -> count.applyAsLong(c.peerStatistics()))
+                    .description(description)
+                    .tags(tags)
+                    .register(registry);
         }
 
         @Override

@@ -1,11 +1,15 @@
 package io.nixlconnect.autoconfigure.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 import io.nixlconnect.Connector;
 import io.nixlconnect.ConnectorOptions;
+import io.nixlconnect.Descriptor;
+import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.cuda.Cuda;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -26,6 +30,25 @@ class NixlConnectHealthIndicatorTests {
                 .containsEntry("cudaDevices", Cuda.availability().available()
                         ? Cuda.open().devices().stream().map(Object::toString).toList()
                         : "unavailable: " + Cuda.availability().reason());
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void peerCountsAreDetailsOfTheirOwnAndFollowThePeers() {
+        assertThat((Map<String, Object>) new NixlConnectHealthIndicator(connector, false).health(true).getDetails()
+                .get("peers")).containsExactly(entry("cached", 0), entry("openConnections", 0), entry("evicted", 0L),
+                        entry("reconnected", 0L), entry("departed", 0L), entry("idleClosed", 0L));
+        try (Connector producer = new Connector(ConnectorOptions.builder().workerId("health-peer")
+                .transports(EmbeddedSettings.defaults()).build());
+             Descriptor source = new Descriptor(new byte[64]);
+             Descriptor target = Descriptor.allocate(64);
+             ReadableOperation readable = producer.createReadable(source)) {
+            connector.read(readable.metadata(), target);
+            Map<String, Object> peers = (Map<String, Object>) new NixlConnectHealthIndicator(connector, false)
+                    .health(true).getDetails().get("peers");
+            assertThat(peers).containsEntry("cached", 1);
+            assertThat((int) peers.get("openConnections")).isPositive();
+        }
     }
 
     @Test

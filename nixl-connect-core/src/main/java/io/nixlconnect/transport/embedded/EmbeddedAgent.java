@@ -4,6 +4,7 @@ import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.PeerCounts;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
@@ -138,6 +139,12 @@ final class EmbeddedAgent implements TransportAgent {
     @Override
     public int remoteAgentCount() {
         return remotes.size();
+    }
+
+    /** The connector's transport holds the connections (one server, one pool per peer endpoint): its counts. */
+    @Override
+    public PeerCounts peerCounts() {
+        return closed ? PeerCounts.NONE : transport.peerCounts();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.transport.PeerCounts;
 import io.nixlconnect.transport.Transport;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
@@ -105,6 +106,15 @@ final class EmbeddedTransport implements Transport {
         peers.forEach((endpoint, pool) -> paths.put(endpoint,
                 pool.sameHost().state().describe() + pool.sameHost().describeProtocol()));
         return paths;
+    }
+
+    /** Connections open to peers (pooled, idle or busy) and from them (accepted by the server). */
+    PeerCounts peerCounts() {
+        int open = server.connectionCount();
+        for (PeerPool pool : peers.values()) {
+            open += pool.openCount();
+        }
+        return new PeerCounts(open, 0, 0, 0, 0);
     }
 
     PeerAuthentication authentication() {

@@ -27,6 +27,11 @@ final class PeerPool {
         this.sameHost = sameHost;
     }
 
+    /** Connections open to this peer, idle or busy. */
+    synchronized int openCount() {
+        return open;
+    }
+
     SameHostPeer sameHost() {
         return sameHost;
     }

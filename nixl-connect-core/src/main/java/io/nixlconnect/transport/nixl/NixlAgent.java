@@ -3,6 +3,7 @@ package io.nixlconnect.transport.nixl;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.PeerCounts;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
@@ -77,6 +78,11 @@ final class NixlAgent implements TransportAgent {
     @Override
     public int remoteAgentCount() {
         return core.remoteCount();
+    }
+
+    @Override
+    public PeerCounts peerCounts() {
+        return core.peerCounts();
     }
 
     @Override

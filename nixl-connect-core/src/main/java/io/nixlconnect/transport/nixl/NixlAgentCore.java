@@ -3,6 +3,7 @@ package io.nixlconnect.transport.nixl;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.PassiveWindow;
+import io.nixlconnect.transport.PeerCounts;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
@@ -339,6 +340,14 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("notificationsBuffered", dispatcher.bufferedCount());
         details.put("notificationsDropped", dispatcher.droppedCount());
         return details;
+    }
+
+    /** Each loaded peer holds one UCX endpoint: the connections this agent knows of. */
+    PeerCounts peerCounts() {
+        if (closed) {
+            return PeerCounts.NONE;
+        }
+        return new PeerCounts(peers.loadedCount(), peers.evictedCount(), peers.reconnectedCount(), 0, 0);
     }
 
     /** Throws unless the agent is open; call under {@link #lifecycle}'s read lock. */

@@ -40,6 +40,7 @@ final class NixlPeers {
      */
     private final Set<String> broken = ConcurrentHashMap.newKeySet();
     private final LongAdder reconnected = new LongAdder();
+    private final LongAdder evicted = new LongAdder();
 
     NixlPeers(NixlAgentCore core) {
         this.core = core;
@@ -136,6 +137,11 @@ final class NixlPeers {
         return reconnected.sum();
     }
 
+    /** How many idle peers were invalidated to keep at most {@link #MAX_LOADED_PEERS} loaded. */
+    long evictedCount() {
+        return evicted.sum();
+    }
+
     /** Peers a transfer to which failed, to be torn down at their next load (health). */
     int brokenCount() {
         return broken.size();
@@ -185,6 +191,7 @@ final class NixlPeers {
             invalidate(peer);
             loaded.remove(peer);
             broken.remove(peer);
+            evicted.increment();
         }
     }
 
