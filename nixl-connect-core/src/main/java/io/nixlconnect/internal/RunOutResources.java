@@ -4,7 +4,6 @@ import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
-import java.lang.management.OperatingSystemMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,11 +27,22 @@ public final class RunOutResources {
     private RunOutResources() {
     }
 
-    /** Makes sure the reserve descriptor is held (call where a transport starts, while descriptors are available). */
+    private static boolean prepared;
+
+    /**
+     * Holds the reserve descriptor and loads what describing a shortage takes (the JDK's management library, which
+     * loads lazily and cannot load once descriptors are out): call where a transport starts, while resources are
+     * available.
+     */
     public static void prepare() {
         synchronized (RunOutResources.class) {
             if (reserve == null) {
                 reserve = openReserve();
+            }
+            if (!prepared) {
+                prepared = true;
+                fileDescriptors();
+                threads();
             }
         }
     }
@@ -86,7 +96,12 @@ public final class RunOutResources {
 
     /** The threads this JVM runs and may start, for a thread that could not be started. */
     public static String threads() {
-        int live = ManagementFactory.getThreadMXBean().getThreadCount();
+        int live;
+        try {
+            live = ManagementFactory.getThreadMXBean().getThreadCount();
+        } catch (LinkageError | RuntimeException e) {
+            live = Thread.activeCount(); // this thread's group: better than nothing
+        }
         String limit = limitLine("Max processes");
         String pids = cgroupPidsLimit();
         return "the process could not start a thread (unable to create native thread): " + live
@@ -115,24 +130,26 @@ public final class RunOutResources {
 
     /** The soft limit on open descriptors (RLIMIT_NOFILE), -1 when unknown. */
     public static long fileDescriptorLimit() {
-        OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-        if (os instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
-            return unix.getMaxFileDescriptorCount();
+        try {
+            if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
+                return unix.getMaxFileDescriptorCount();
+            }
+        } catch (LinkageError | InternalError | RuntimeException e) {
+            return -1; // the management library could not load (out of descriptors before prepare())
         }
         return -1;
     }
 
     private static long countOpen() {
-        OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-        if (os instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
-            try {
+        try {
+            if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
                 long count = unix.getOpenFileDescriptorCount();
                 if (count >= 0) {
                     return count;
                 }
-            } catch (InternalError | RuntimeException e) {
-                return -1; // the JDK could not open /proc/self/fd: neither can we
             }
+        } catch (LinkageError | InternalError | RuntimeException e) {
+            return -1; // the JDK could not open /proc/self/fd (or load its library): neither can we
         }
         try (var entries = Files.list(Path.of("/proc/self/fd"))) {
             return entries.count() - 1; // the listing's own descriptor

@@ -225,6 +225,16 @@ final class EmbeddedTransfer implements TransferHandle {
                 end(TransferState.ERROR, ioFailure(exchange.describe(), e));
             }
             return null;
+        } catch (OutOfMemoryError | LinkageError e) {
+            // Out of memory or threads, or a class that could not load (out of descriptors to read it with): the
+            // transfer ends with it rather than never, and its place in the pool is freed; the next one tries again.
+            closeQuietly(current);
+            String runOut = RunOutResources.describe(e);
+            TransportException failure = new TransportException(exchange.describe() + " failed: "
+                    + (runOut != null ? runOut : e.toString()));
+            failure.addSuppressed(e);
+            end(TransferState.ERROR, failure);
+            return null;
         }
     }
 
