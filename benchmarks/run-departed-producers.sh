@@ -26,7 +26,9 @@ run() { # LABEL CORE_JAR [ulimit]
   local cp="$core:$others"
   echo "-- $label${files:+, ulimit -n $files}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
   ( [[ -n "$files" ]] && ulimit -n "$files"
-    java -Xmx512m -cp "$cp" -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
+    # Under the limit, one producer JVM for all: starting the next needs pipes, which a consumer out of descriptors
+    # cannot make.
+    java -Xmx512m -cp "$cp" -Dorg.slf4j.simpleLogger.defaultLogLevel=error ${files:+-Dbench.departed.perJvm=1000000} \
         io.nixlconnect.benchmarks.DepartedProducersBenchmark "$producers" ) || echo "   (exit status $?)"
 }
 

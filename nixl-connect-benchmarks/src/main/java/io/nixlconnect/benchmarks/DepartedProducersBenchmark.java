@@ -5,7 +5,6 @@ import io.nixlconnect.Descriptor;
 import io.nixlconnect.PeerStatistics;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.ReadableOperation;
-import io.nixlconnect.TransferException;
 import io.nixlconnect.TransportStatus;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -15,7 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -42,7 +40,6 @@ import java.util.Locale;
 public final class DepartedProducersBenchmark {
 
     private static final int SIZE = 4096;
-    private static final Duration WAIT = Duration.ofSeconds(60);
 
     private DepartedProducersBenchmark() {
     }
@@ -131,7 +128,10 @@ public final class DepartedProducersBenchmark {
         return sockets;
     }
 
-    /** The producers' JVM: {@code serve SEED} starts a producer and prints its META line, then GONE once it left. */
+    /**
+     * The producers' JVM: {@code serve SEED} starts a producer and prints its META line; the next line ({@code done})
+     * says the consumer is done with it: it leaves (closes its connector) and prints GONE.
+     */
     private static void producers() throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -145,10 +145,10 @@ public final class DepartedProducersBenchmark {
                  Descriptor source = new Descriptor(data);
                  ReadableOperation readable = producer.createReadable(source)) {
                 out.println("META " + readable.metadata().toJson());
-                try {
-                    readable.waitForCompletion(WAIT);
-                } catch (TransferException e) {
-                    // the consumer failed to read: the producer leaves all the same
+                // The consumer says when it is done, read or failed: the producer then leaves, read or not (a
+                // producer waiting for a read that failed would wait for its passive timeout).
+                if (!"done".equals(in.readLine())) {
+                    return;
                 }
             }
             out.println("GONE");
@@ -177,7 +177,9 @@ public final class DepartedProducersBenchmark {
             return RdmaMetadata.fromJson(expect("META ").substring(5));
         }
 
+        /** Tells the producer the consumer is done with it, and waits until it has left. */
         void gone() throws IOException {
+            commands.println("done");
             expect("GONE");
         }
 
