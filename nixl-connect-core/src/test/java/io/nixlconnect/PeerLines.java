@@ -7,10 +7,16 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.stream.Stream;
 
 /**
  * A peer process driven line by line: commands go to its stdin, its stdout lines are queued for
@@ -57,6 +63,62 @@ final class PeerLines implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().put("UCX_TLS", "tcp,self");
         return start(builder, role);
+    }
+
+    /**
+     * Starts {@code main} in a child JVM on this test's class path whose process may open at most {@code maxFiles}
+     * file descriptors ({@code ulimit -n} in the shell that execs it): the tests of running out of them.
+     */
+    static PeerLines startJvmWithFileLimit(int maxFiles, Class<?> main, String name, String... jvmOptions)
+            throws IOException {
+        List<String> command = new ArrayList<>(List.of("sh", "-c", "ulimit -n " + maxFiles + " && exec \"$0\" \"$@\""));
+        command.addAll(ChildJvm.command("-Xmx256m"));
+        command.addAll(List.of(jvmOptions));
+        command.addAll(List.of("-cp", jarredClassPath(), main.getName()));
+        return start(new ProcessBuilder(command), name);
+    }
+
+    private static String jarredClassPath;
+
+    /**
+     * This test's class path with each folder (the module's classes and test classes) packed into a jar, as an
+     * application is deployed: a JVM keeps each jar open, so it still loads classes when out of file descriptors,
+     * where a class in a folder needs a descriptor of its own to be read.
+     */
+    private static synchronized String jarredClassPath() throws IOException {
+        if (jarredClassPath == null) {
+            Path jars = Files.createTempDirectory("peer-class-path");
+            List<String> entries = new ArrayList<>();
+            int n = 0;
+            for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+                Path path = Path.of(entry);
+                if (!Files.isDirectory(path)) {
+                    entries.add(entry);
+                    continue;
+                }
+                Path jar = jars.resolve("folder-" + n++ + ".jar");
+                try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar));
+                     Stream<Path> files = Files.walk(path)) {
+                    for (Path file : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
+                        out.putNextEntry(new JarEntry(path.relativize(file).toString().replace('\\', '/')));
+                        Files.copy(file, out);
+                        out.closeEntry();
+                    }
+                }
+                jar.toFile().deleteOnExit();
+                entries.add(jar.toString());
+            }
+            jars.toFile().deleteOnExit();
+            jarredClassPath = String.join(java.io.File.pathSeparator, entries);
+        }
+        return jarredClassPath;
+    }
+
+    /** The lines the peer printed that no {@link #next} took yet, taken now. */
+    List<String> takeLines() {
+        List<String> lines = new ArrayList<>();
+        output.drainTo(lines);
+        return lines;
     }
 
     void send(String command) {

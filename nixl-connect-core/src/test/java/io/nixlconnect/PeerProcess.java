@@ -3,6 +3,10 @@ package io.nixlconnect;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.transport.nixl.NixlSettings;
 import java.io.BufferedReader;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -25,6 +29,12 @@ import java.util.zip.CRC32;
  * read JSON               → reads the described memory into a new buffer: "READ key status crc"
  * write SIZE SEED JSON    → writes SIZE bytes of data from SEED into the described memory: "WROTE key status crc"
  * stats                   → "STATS registeredBytes inFlight"
+ * producer SIZE SEED      → a producer that comes and goes: a connector of its own (a new agent and endpoint) with one
+ *                           readable of SIZE bytes from SEED: "META json"; once read, closes it: "GONE key status"
+ * tryread JSON            → as read, but a failure is a line: "READ key status crc" or "FAILED message"
+ * hoard                   → opens /dev/null until the process is out of file descriptors: "HOARDED count"
+ * free                    → closes what hoard opened: "FREED count"
+ * peers                   → "PEERS cachedPeers openConnections departed idleClosed evicted socketFds"
  * exit                    → closes the connector and exits
  * </pre>
  * crc is zlib's CRC-32 (as the Python peer reports it). {@code -Dpeer.backend=nixl} (with {@code -Dpeer.nixl=DIR},
@@ -65,6 +75,23 @@ public final class PeerProcess {
         return crc.getValue();
     }
 
+    /** This process's open sockets: the entries of /proc/self/fd that are sockets. */
+    static long socketFds() throws IOException {
+        long sockets = 0;
+        try (DirectoryStream<Path> fds = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
+            for (Path fd : fds) {
+                try {
+                    if (Files.readSymbolicLink(fd).toString().startsWith("socket:")) {
+                        sockets++;
+                    }
+                } catch (IOException e) {
+                    // closed meanwhile (the listing's own descriptor, for one)
+                }
+            }
+        }
+        return sockets;
+    }
+
     /** Waits for the operation to end; its status tells how. */
     private static void end(AbstractOperation operation) {
         try {
@@ -77,6 +104,7 @@ public final class PeerProcess {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         List<Descriptor> owned = new ArrayList<>();
+        List<FileInputStream> hoard = new ArrayList<>();
         // -Dpeer.bind=ADDRESS puts the server on another interface (the two-host test's network namespace);
         // -Dpeer.sameHostCopy=false makes the peer decline direct copies (always TCP); -Dpeer.port fixes its port.
         ConnectorOptions.Builder options = ConnectorOptions.builder().workerId("peer-" + ProcessHandle.current().pid());
@@ -161,6 +189,57 @@ public final class PeerProcess {
                         }
                     }
                     case "stats" -> out.println("STATS " + connector.registeredBytes() + " " + connector.inFlightOperations());
+                    case "producer" -> {
+                        byte[] data = data(Long.parseLong(words[2]), Integer.parseInt(words[1]));
+                        try (Connector producer = new Connector(ConnectorOptions.builder()
+                                .workerId("producer-" + ProcessHandle.current().pid() + "-" + System.nanoTime())
+                                .transports(EmbeddedSettings.defaults()).build());
+                             Descriptor descriptor = new Descriptor(data)) {
+                            ReadableOperation op = producer.createReadable(descriptor);
+                            out.println("META " + op.metadata().toJson());
+                            end(op);
+                            out.println("GONE " + op.notificationKey() + " " + op.status());
+                        }
+                    }
+                    case "tryread" -> {
+                        RdmaMetadata metadata = RdmaMetadata.fromJson(line.trim().substring(8));
+                        try (Descriptor target = Descriptor.allocate(metadata.totalSize())) {
+                            ReadOperation op = connector.beginRead(metadata, target);
+                            op.waitForCompletion(Duration.ofSeconds(60));
+                            out.println("READ " + op.notificationKey() + " " + op.status() + " " + crc(target.toByteArray()));
+                        } catch (RuntimeException e) {
+                            StringBuilder message = new StringBuilder();
+                            for (Throwable t = e; t != null; t = t.getCause()) {
+                                message.append(t == e ? "" : " / caused by: ").append(t);
+                                for (Throwable suppressed : t.getSuppressed()) {
+                                    message.append(" / suppressed: ").append(suppressed);
+                                }
+                            }
+                            out.println("FAILED " + message.toString().replace('\n', ' '));
+                        }
+                    }
+                    case "hoard" -> {
+                        try {
+                            while (true) {
+                                hoard.add(new FileInputStream("/dev/null"));
+                            }
+                        } catch (IOException e) {
+                            out.println("HOARDED " + hoard.size() + " " + e.getMessage());
+                        }
+                    }
+                    case "free" -> {
+                        for (FileInputStream file : hoard) {
+                            file.close();
+                        }
+                        out.println("FREED " + hoard.size());
+                        hoard.clear();
+                    }
+                    case "peers" -> {
+                        PeerStatistics peers = connector.peerStatistics();
+                        out.println("PEERS " + peers.cachedPeers() + " " + peers.openConnections() + " "
+                                + peers.departedPeersClosed() + " " + peers.idleConnectionsClosed() + " "
+                                + peers.evictions() + " " + socketFds());
+                    }
                     case "exit" -> {
                         return;
                     }

@@ -69,6 +69,19 @@ abstract class EmbeddedTransportProperties {
      */
     private int maxRangesPerRequest = EmbeddedSettings.DEFAULT_MAX_RANGES_PER_REQUEST;
 
+    /**
+     * Longest a pooled connection to a peer stays open unused before this worker closes it (shorter than the peers'
+     * idle-timeout, so that this side closes first). A pooled connection whose peer closed its end (the peer left)
+     * is closed sooner: idle connections are checked every quarter of this, at most every 250 ms.
+     */
+    private Duration peerIdleTimeout = EmbeddedSettings.DEFAULT_PEER_IDLE_TIMEOUT;
+
+    /**
+     * Peers (agent metadata) each agent keeps loaded; loading one more drops the least recently used, which its next
+     * operation loads again from its metadata.
+     */
+    private int maxCachedPeers = EmbeddedSettings.DEFAULT_MAX_CACHED_PEERS;
+
     public String getBindAddress() {
         return bindAddress;
     }
@@ -167,5 +180,21 @@ abstract class EmbeddedTransportProperties {
 
     public void setMaxConnectionsPerAddress(int maxConnectionsPerAddress) {
         this.maxConnectionsPerAddress = maxConnectionsPerAddress;
+    }
+
+    public Duration getPeerIdleTimeout() {
+        return peerIdleTimeout;
+    }
+
+    public void setPeerIdleTimeout(Duration peerIdleTimeout) {
+        this.peerIdleTimeout = peerIdleTimeout;
+    }
+
+    public int getMaxCachedPeers() {
+        return maxCachedPeers;
+    }
+
+    public void setMaxCachedPeers(int maxCachedPeers) {
+        this.maxCachedPeers = maxCachedPeers;
     }
 }

@@ -114,6 +114,13 @@ final class NixlConnectPropertiesValidator implements Validator {
             errors.rejectValue("maxRangesPerRequest", "outOfRange", "must be between 1 and "
                     + EmbeddedSettings.MAX_RANGES_PER_REQUEST + " (the default)");
         }
+        rejectUnlessPositive(errors, "peerIdleTimeout", embedded.getPeerIdleTimeout(),
+                EmbeddedSettings.DEFAULT_PEER_IDLE_TIMEOUT);
+        if (embedded.getMaxCachedPeers() < 1) {
+            errors.rejectValue("maxCachedPeers", "notPositive", "must be at least 1, such as "
+                    + EmbeddedSettings.DEFAULT_MAX_CACHED_PEERS + " (the default; size it for the peers this worker "
+                    + "reads from or writes to)");
+        }
     }
 
     private static void validateLimits(NixlConnectProperties.Limits limits, Errors errors) {

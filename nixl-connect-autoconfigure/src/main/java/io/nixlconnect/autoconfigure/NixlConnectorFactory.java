@@ -107,7 +107,8 @@ final class NixlConnectorFactory {
                 .withSslContext(sslContext(embedded.getSsl().getBundle(), sslBundles))
                 .withTimeouts(embedded.getIdleTimeout(), embedded.getReadTimeout())
                 .withServerConnectionLimits(embedded.getMaxConnections(), embedded.getMaxConnectionsPerAddress())
-                .withMaxRangesPerRequest(embedded.getMaxRangesPerRequest());
+                .withMaxRangesPerRequest(embedded.getMaxRangesPerRequest())
+                .withPeerLifecycle(embedded.getPeerIdleTimeout(), embedded.getMaxCachedPeers());
     }
 
     /** The named bundle's SSL context; null when no bundle is named. */

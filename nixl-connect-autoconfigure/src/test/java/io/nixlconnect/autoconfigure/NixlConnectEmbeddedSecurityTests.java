@@ -174,6 +174,26 @@ class NixlConnectEmbeddedSecurityTests {
     }
 
     @Test
+    void thePeerLifecycleBindsAndDefaults() {
+        runner.run(context -> {
+            EmbeddedSettings settings = embedded(context.getBean(Connector.class));
+            assertThat(settings.peerIdleTimeout()).isEqualTo(EmbeddedSettings.DEFAULT_PEER_IDLE_TIMEOUT);
+            assertThat(settings.maxCachedPeers()).isEqualTo(EmbeddedSettings.DEFAULT_MAX_CACHED_PEERS);
+        });
+        runner.withPropertyValues("nixl.connect.embedded.peer-idle-timeout=5s",
+                "nixl.connect.embedded.max-cached-peers=64").run(context -> {
+                    EmbeddedSettings settings = embedded(context.getBean(Connector.class));
+                    assertThat(settings.peerIdleTimeout()).isEqualTo(Duration.ofSeconds(5));
+                    assertThat(settings.maxCachedPeers()).isEqualTo(64);
+                });
+        runner.withPropertyValues("nixl.connect.embedded.max-cached-peers=0").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(BindValidationException.class)
+                    .hasMessageContaining("maxCachedPeers");
+        });
+    }
+
+    @Test
     void maxDescriptorsBindsAndDefaults() {
         runner.run(context -> assertThat(context.getBean(Connector.class).options().maxDescriptors())
                 .isEqualTo(ConnectorOptions.DEFAULT_MAX_DESCRIPTORS));

@@ -52,6 +52,8 @@ class NixlConnectPropertiesTests {
         assertThat(properties.getEmbedded().getMaxConnections()).isEqualTo(embedded.maxServerConnections());
         assertThat(properties.getEmbedded().getMaxConnectionsPerAddress()).isEqualTo(embedded.maxConnectionsPerAddress());
         assertThat(properties.getEmbedded().getMaxRangesPerRequest()).isEqualTo(embedded.maxRangesPerRequest());
+        assertThat(properties.getEmbedded().getPeerIdleTimeout()).isEqualTo(embedded.peerIdleTimeout());
+        assertThat(properties.getEmbedded().getMaxCachedPeers()).isEqualTo(embedded.maxCachedPeers());
         assertThat(properties.getLimits().getMaxDescriptors()).isEqualTo(library.maxDescriptors());
 
         assertThat(properties.getNixl().getLibraryPath()).isNull();
@@ -99,6 +101,10 @@ class NixlConnectPropertiesTests {
                 .isEqualTo(EmbeddedSettings.DEFAULT_MAX_SERVER_CONNECTIONS);
         assertThat(defaults.get("nixl.connect.embedded.max-connections-per-address").asInt())
                 .isEqualTo(EmbeddedSettings.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
+        assertThat(defaults.get("nixl.connect.embedded.peer-idle-timeout").asString())
+                .isEqualTo(EmbeddedSettings.DEFAULT_PEER_IDLE_TIMEOUT.toSeconds() + "s");
+        assertThat(defaults.get("nixl.connect.embedded.max-cached-peers").asInt())
+                .isEqualTo(EmbeddedSettings.DEFAULT_MAX_CACHED_PEERS);
         assertThat(defaults.get("nixl.connect.limits.max-descriptors").asInt())
                 .isEqualTo(ConnectorOptions.DEFAULT_MAX_DESCRIPTORS);
         assertThat(defaults.get("nixl.connect.limits.max-in-flight-operations").asInt())

@@ -90,9 +90,12 @@ class NixlConnectPropertiesValidatorTests {
         embedded.setBindAddress("");
         embedded.setIdleTimeout(Duration.ofSeconds(-1));
         embedded.setReadTimeout(null);
+        embedded.setPeerIdleTimeout(Duration.ZERO);
+        embedded.setMaxCachedPeers(0);
         assertThat(codes(validate(embedded))).containsExactly("bindAddress:blank", "port:outOfRange",
                 "maxConnectionsPerPeer:notPositive", "tcpStreams:outOfRange", "idleTimeout:notPositive",
-                "readTimeout:notPositive", "maxRangesPerRequest:outOfRange");
+                "readTimeout:notPositive", "maxRangesPerRequest:outOfRange", "peerIdleTimeout:notPositive",
+                "maxCachedPeers:notPositive");
         embedded.setPort(-1);
         assertThat(codes(validate(embedded))).contains("port:outOfRange");
         assertThat(message(validate(embedded), "readTimeout")).isEqualTo(

@@ -10,6 +10,7 @@ import io.nixlconnect.ReadableOperation;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.cuda.Cuda;
 import java.util.Map;
+import tools.jackson.databind.json.JsonMapper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -49,6 +50,21 @@ class NixlConnectHealthIndicatorTests {
             assertThat(peers).containsEntry("cached", 1);
             assertThat((int) peers.get("openConnections")).isPositive();
         }
+    }
+
+    @Test
+    void detailsStayWithin4KiBWhateverTheNumberOfPeers() {
+        for (int i = 0; i < 200; i++) { // producers that each serve one read and leave, as a fleet's do all day
+            try (Connector producer = new Connector(ConnectorOptions.builder().workerId("fleet-" + i)
+                    .transports(EmbeddedSettings.defaults()).build());
+                 Descriptor source = new Descriptor(new byte[64]);
+                 Descriptor target = Descriptor.allocate(64);
+                 ReadableOperation readable = producer.createReadable(source)) {
+                connector.read(readable.metadata(), target);
+            }
+        }
+        Map<String, Object> details = new NixlConnectHealthIndicator(connector, false).health(true).getDetails();
+        assertThat(JsonMapper.builder().build().writeValueAsString(details)).hasSizeLessThanOrEqualTo(4096);
     }
 
     @Test

@@ -25,7 +25,12 @@ final class EmbeddedAgent implements TransportAgent {
     private final byte[] metadata;
     private final AtomicLong registrationIds = new AtomicLong();
     private final Map<Long, MemoryRegion> registered = new ConcurrentHashMap<>();
+    /**
+     * The peers loaded, at most {@link EmbeddedTransport#maxCachedPeers()}: read without a lock by every operation;
+     * entries are added and dropped under {@link #remotesLock}.
+     */
     private final Map<String, LoadedPeer> remotes = new ConcurrentHashMap<>();
+    private final Object remotesLock = new Object();
     /** The peer loaded last: every active operation loads its peer, nearly always the same one as before. */
     private volatile LoadedPeer lastLoaded;
     /** The open windows, by notification (the only table of them: a second list cost two array copies per window). */
@@ -68,7 +73,8 @@ final class EmbeddedAgent implements TransportAgent {
         details.put("sameHostCopy", transport.sameHostCopyDisabled() != null ? "off"
                 : CrossMemoryAttach.unavailableReason() != null ? "unavailable: " + CrossMemoryAttach.unavailableReason()
                 : "on");
-        details.put("peerPaths", transport.peerPaths());
+        // Counts, not a list per peer: the details stay small whatever the number of peers.
+        details.put("peerPaths", transport.peerPathCounts());
         return details;
     }
 
@@ -126,16 +132,57 @@ final class EmbeddedAgent implements TransportAgent {
         LoadedPeer last = lastLoaded;
         if (last != null && Arrays.equals(last.loadedFrom(), peerMetadata)
                 && remotes.get(last.metadata().agent()) == last) {
+            last.used();
             return last.metadata().agent(); // the same bytes decode to the same peer, still loaded
         }
         EmbeddedMetadata peer = EmbeddedMetadata.decode(peerMetadata);
+        LoadedPeer known = remotes.get(peer.agent());
+        if (known != null && Arrays.equals(known.loadedFrom(), peerMetadata)) {
+            known.used(); // loaded already (operations alternating between peers)
+            lastLoaded = known;
+            return peer.agent();
+        }
         LoadedPeer loaded = LoadedPeer.of(peer, peerMetadata);
-        remotes.put(peer.agent(), loaded); // a changed peer replaces its old entry
-        lastLoaded = loaded;
+        LoadedPeer evicted = null;
+        synchronized (remotesLock) {
+            remotes.put(peer.agent(), loaded); // a changed peer replaces its old entry
+            lastLoaded = loaded;
+            if (remotes.size() > transport.maxCachedPeers()) {
+                evicted = leastRecentlyUsed(loaded);
+                remotes.remove(evicted.metadata().agent(), evicted);
+            }
+        }
+        if (evicted != null) {
+            transport.peerEvicted(evicted);
+        }
         return peer.agent();
     }
 
-    /** Peers stay loaded until close: each is a name and an endpoint; connections are pooled per endpoint. */
+    /** The peer loaded longest ago, other than {@code kept}; called with more peers loaded than the cache holds. */
+    private LoadedPeer leastRecentlyUsed(LoadedPeer kept) {
+        LoadedPeer oldest = null;
+        for (LoadedPeer peer : remotes.values()) {
+            if (peer != kept && (oldest == null || peer.lastUsed() - oldest.lastUsed() < 0)) {
+                oldest = peer;
+            }
+        }
+        return oldest;
+    }
+
+    /** Whether a peer at {@code endpoint} ({@code host:port}) is loaded. */
+    boolean holdsPeerAt(String endpoint) {
+        for (LoadedPeer peer : remotes.values()) {
+            if (peer.endpoint().equals(endpoint)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Peers stay loaded until dropped from the bounded cache (least recently used first) or close: each is a name and
+     * an endpoint; connections are pooled per endpoint.
+     */
     @Override
     public int remoteAgentCount() {
         return remotes.size();
@@ -165,7 +212,10 @@ final class EmbeddedAgent implements TransportAgent {
         ensureOpen();
         LoadedPeer peer = remotes.get(remoteAgentName);
         if (peer == null) {
-            throw new TransportException("Remote agent '" + remoteAgentName + "' is not loaded on agent '" + name + "'");
+            throw new TransportException("Remote agent '" + remoteAgentName + "' is not loaded on agent '" + name
+                    + "' (never loaded, or dropped since as the least recently used of the "
+                    + transport.maxCachedPeers() + " peers an agent keeps loaded: embedded setting maxCachedPeers,"
+                    + " nixl.connect.embedded.max-cached-peers)");
         }
         if (local.size() != remote.size() || local.isEmpty()) {
             throw new TransportException("Transfer needs equally long, non-empty local and remote lists (" + local.size()

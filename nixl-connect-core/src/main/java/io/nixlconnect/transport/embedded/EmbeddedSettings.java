@@ -37,11 +37,19 @@ import org.jspecify.annotations.Nullable;
  *                                 the protocol's limit and the default); a request of more is refused with an error
  *                                 naming this setting. A request's ranges must also all arrive, and be checked,
  *                                 within {@link #readTimeout}
+ * @param peerIdleTimeout          longest a pooled connection to a peer stays open unused before this side closes
+ *                                 it (default {@link #DEFAULT_PEER_IDLE_TIMEOUT}: shorter than the server's
+ *                                 {@link #idleTimeout}, so the connecting side closes first). A pooled connection
+ *                                 whose peer closed its end is closed sooner: the idle connections are checked
+ *                                 every quarter of this timeout, at most every 250 ms
+ * @param maxCachedPeers           peers (agent metadata) each agent keeps loaded; loading one more drops the least
+ *                                 recently used (default {@value #DEFAULT_MAX_CACHED_PEERS}). A dropped peer is
+ *                                 loaded again from its metadata by its next operation
  */
 public record EmbeddedSettings(String bindAddress, int port, @Nullable String advertisedAddress, int maxConnectionsPerPeer,
         @Nullable String sharedSecret, @Nullable SSLContext sslContext, Duration idleTimeout, Duration readTimeout,
         int maxServerConnections, int maxConnectionsPerAddress, boolean sameHostCopy, int tcpStreams,
-        int maxRangesPerRequest)
+        int maxRangesPerRequest, Duration peerIdleTimeout, int maxCachedPeers)
         implements TransportSettings {
 
     /** The backend's name. */
@@ -72,6 +80,18 @@ public record EmbeddedSettings(String bindAddress, int port, @Nullable String ad
     public static final int MAX_RANGES_PER_REQUEST = Wire.MAX_RANGES;
     /** Default for {@link #maxRangesPerRequest}. */
     public static final int DEFAULT_MAX_RANGES_PER_REQUEST = MAX_RANGES_PER_REQUEST;
+    /**
+     * Default for {@link #peerIdleTimeout}: half the server's default {@link #DEFAULT_IDLE_TIMEOUT}, so that a peer's
+     * server rarely closes a connection this side is about to reuse.
+     */
+    public static final Duration DEFAULT_PEER_IDLE_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * Default for {@link #maxCachedPeers}: a fleet of a few hundred peers stays loaded (each is a few hundred bytes:
+     * a name, an endpoint and the metadata it came from).
+     */
+    public static final int DEFAULT_MAX_CACHED_PEERS = 512;
+    /** Longest interval between two checks of the idle pooled connections for a peer that closed its end. */
+    static final Duration MAX_PEER_CHECK_INTERVAL = Duration.ofMillis(250);
     /** Shortest accepted {@link #sharedSecret}, in bytes. */
     public static final int MIN_SHARED_SECRET_LENGTH = 16;
 
@@ -107,6 +127,22 @@ public record EmbeddedSettings(String bindAddress, int port, @Nullable String ad
             throw new IllegalArgumentException("maxRangesPerRequest must be 1.." + MAX_RANGES_PER_REQUEST + ", was "
                     + maxRangesPerRequest);
         }
+        requirePositive(peerIdleTimeout, "peerIdleTimeout");
+        if (maxCachedPeers < 1) {
+            throw new IllegalArgumentException("maxCachedPeers must be >= 1, was " + maxCachedPeers);
+        }
+    }
+
+    /**
+     * How often the idle pooled connections are checked for a peer that closed its end and for the idle limit: a
+     * quarter of {@link #peerIdleTimeout}, at most {@code 250 ms}, at least {@code 5 ms}.
+     */
+    Duration peerCheckInterval() {
+        Duration quarter = peerIdleTimeout.dividedBy(4);
+        if (quarter.compareTo(MAX_PEER_CHECK_INTERVAL) > 0) {
+            return MAX_PEER_CHECK_INTERVAL;
+        }
+        return quarter.toMillis() < 5 ? Duration.ofMillis(5) : quarter;
     }
 
     private static void requirePositive(Duration duration, String name) {
@@ -118,25 +154,25 @@ public record EmbeddedSettings(String bindAddress, int port, @Nullable String ad
     /** These settings with peers authenticated by {@code secret} (null: none). */
     public EmbeddedSettings withSharedSecret(@Nullable String secret) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, secret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     /** These settings with every connection over TLS from {@code context} (null: plain TCP). */
     public EmbeddedSettings withSslContext(@Nullable SSLContext context) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, context,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     /** These settings with the server's timeouts. */
     public EmbeddedSettings withTimeouts(Duration idle, Duration read) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idle, read, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
+                idle, read, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     /** These settings with the server's connection limits. */
     public EmbeddedSettings withServerConnectionLimits(int maxConnections, int maxPerAddress) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxConnections, maxPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
+                idleTimeout, readTimeout, maxConnections, maxPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     /** Never prints the secret. */
@@ -147,44 +183,48 @@ public record EmbeddedSettings(String bindAddress, int port, @Nullable String ad
                 + (sharedSecret == null ? "none" : "(set)") + ", tls=" + (sslContext != null) + ", idleTimeout="
                 + idleTimeout + ", readTimeout=" + readTimeout + ", maxServerConnections=" + maxServerConnections
                 + ", maxConnectionsPerAddress=" + maxConnectionsPerAddress + ", sameHostCopy=" + sameHostCopy
-                + ", tcpStreams=" + tcpStreams + ", maxRangesPerRequest=" + maxRangesPerRequest + "]";
+                + ", tcpStreams=" + tcpStreams + ", maxRangesPerRequest=" + maxRangesPerRequest + ", peerIdleTimeout="
+                + peerIdleTimeout + ", maxCachedPeers=" + maxCachedPeers + "]";
     }
 
     /**
      * Loopback, a free port, at most {@value #DEFAULT_MAX_CONNECTIONS_PER_PEER} connections per peer, plain TCP
-     * without authentication, and the default server timeouts and connection limits.
+     * without authentication, the default server timeouts and connection limits, and the default peer lifecycle
+     * (idle pooled connections closed after {@link #DEFAULT_PEER_IDLE_TIMEOUT}, at most
+     * {@value #DEFAULT_MAX_CACHED_PEERS} peers loaded per agent).
      */
     public static EmbeddedSettings defaults() {
         return new EmbeddedSettings(DEFAULT_BIND_ADDRESS, DEFAULT_PORT, null, DEFAULT_MAX_CONNECTIONS_PER_PEER, null,
                 null, DEFAULT_IDLE_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_MAX_SERVER_CONNECTIONS,
-                DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, true, DEFAULT_TCP_STREAMS, DEFAULT_MAX_RANGES_PER_REQUEST);
+                DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, true, DEFAULT_TCP_STREAMS, DEFAULT_MAX_RANGES_PER_REQUEST,
+                DEFAULT_PEER_IDLE_TIMEOUT, DEFAULT_MAX_CACHED_PEERS);
     }
 
     public EmbeddedSettings withBindAddress(String address) {
         return new EmbeddedSettings(address, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     public EmbeddedSettings withPort(int newPort) {
         return new EmbeddedSettings(bindAddress, newPort, advertisedAddress, maxConnectionsPerPeer, sharedSecret,
-                sslContext, idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
+                sslContext, idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     /** {@code null} or blank: advertise the bind address (or this host's, for a wildcard bind). */
     public EmbeddedSettings withAdvertisedAddress(@Nullable String address) {
         return new EmbeddedSettings(bindAddress, port, address, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     public EmbeddedSettings withMaxConnectionsPerPeer(int max) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, max, sharedSecret, sslContext, idleTimeout,
-                readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest);
+                readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     /** Same-host copy allowed (the default) or every transfer kept on TCP. */
     public EmbeddedSettings withSameHostCopy(boolean allowed) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, allowed, tcpStreams, maxRangesPerRequest);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, allowed, tcpStreams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     /**
@@ -194,13 +234,23 @@ public record EmbeddedSettings(String bindAddress, int port, @Nullable String ad
      */
     public EmbeddedSettings withTcpStreams(int streams) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, streams, maxRangesPerRequest);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, streams, maxRangesPerRequest, peerIdleTimeout, maxCachedPeers);
     }
 
     /** The server takes at most {@code max} ranges in one request (see {@link #maxRangesPerRequest}). */
     public EmbeddedSettings withMaxRangesPerRequest(int max) {
         return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
-                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, max);
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams, max, peerIdleTimeout, maxCachedPeers);
+    }
+
+    /**
+     * These settings with pooled connections closed after idling {@code idle} (see {@link #peerIdleTimeout}) and at
+     * most {@code maxPeers} peers loaded per agent (see {@link #maxCachedPeers}).
+     */
+    public EmbeddedSettings withPeerLifecycle(Duration idle, int maxPeers) {
+        return new EmbeddedSettings(bindAddress, port, advertisedAddress, maxConnectionsPerPeer, sharedSecret, sslContext,
+                idleTimeout, readTimeout, maxServerConnections, maxConnectionsPerAddress, sameHostCopy, tcpStreams,
+                maxRangesPerRequest, idle, maxPeers);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.internal.RunOutResources;
 import io.nixlconnect.transport.EndListener;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.TransferAttributes;
@@ -165,6 +166,13 @@ final class EmbeddedTransfer implements TransferHandle {
         }
     }
 
+    /** Ends the transfer ERRORED with {@code failure} unless it has started (or been cancelled): it could not be run. */
+    void failToStart(TransportException failure) {
+        if (STARTED.compareAndSet(this, false, true)) {
+            end(TransferState.ERROR, failure);
+        }
+    }
+
     @Override
     public String path() {
         return exchange.path();
@@ -201,6 +209,7 @@ final class EmbeddedTransfer implements TransferHandle {
                     if (!reused && !stale.retryable) {
                         throw stale.getCause();
                     }
+                    agent.transport().counters().reconnected.increment();
                     closeQuietly(current); // a pooled connection the peer had dropped: retry once on a fresh one
                     current = null;
                     reused = false;
@@ -215,6 +224,16 @@ final class EmbeddedTransfer implements TransferHandle {
             } else {
                 end(TransferState.ERROR, ioFailure(exchange.describe(), e));
             }
+            return null;
+        } catch (OutOfMemoryError | LinkageError e) {
+            // Out of memory or threads, or a class that could not load (out of descriptors to read it with): the
+            // transfer ends with it rather than never, and its place in the pool is freed; the next one tries again.
+            closeQuietly(current);
+            String runOut = RunOutResources.describe(e);
+            TransportException failure = new TransportException(exchange.describe() + " failed: "
+                    + (runOut != null ? runOut : e.toString()));
+            failure.addSuppressed(e);
+            end(TransferState.ERROR, failure);
             return null;
         }
     }
@@ -262,6 +281,12 @@ final class EmbeddedTransfer implements TransferHandle {
      * {@code DisconnectedClientHelper} then answers an empty 200 and logs nothing. A failed peer is not that.
      */
     static TransportException ioFailure(String what, Exception e) {
+        String runOut = RunOutResources.describe(e);
+        if (runOut != null) {
+            TransportException failure = new TransportException(what + " failed: " + runOut);
+            failure.addSuppressed(e);
+            return failure;
+        }
         String reason = e.toString().replaceAll("(?i)connection reset by peer", "connection reset by the peer")
                 .replaceAll("(?i)broken pipe", "pipe broken");
         TransportException failure = new TransportException(what + " failed: " + reason);

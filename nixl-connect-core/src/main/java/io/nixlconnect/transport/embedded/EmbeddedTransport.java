@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.internal.RunOutResources;
 import io.nixlconnect.transport.PeerCounts;
 import io.nixlconnect.transport.Transport;
 import io.nixlconnect.transport.TransportAgent;
@@ -7,8 +8,10 @@ import io.nixlconnect.transport.TransportException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -17,6 +20,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The pure-Java transport: one TCP server per connector serving all its agents, and pooled connections to
  * each peer endpoint.
+ *
+ * <p>Peers come and go: a thread of its own ({@code nixl-embedded-peers-PORT}) checks the pools' idle connections
+ * every {@link EmbeddedSettings#peerCheckInterval()}, closing those whose peer closed its end and those idle past
+ * {@link EmbeddedSettings#peerIdleTimeout()}, and forgets pools left empty. The server closes an accepted connection
+ * as soon as its peer closes it (its handler thread is reading it), or after its idle timeout.
  */
 final class EmbeddedTransport implements Transport {
 
@@ -30,20 +38,47 @@ final class EmbeddedTransport implements Transport {
     private final Map<String, PeerPool> peers = new ConcurrentHashMap<>();
     private final GpuStaging staging = new GpuStaging();
     private final PeerAuthentication authentication;
+    private final PeerCounters counters = new PeerCounters();
+    private final Thread peerChecker;
     private volatile boolean closed;
 
     private EmbeddedTransport(EmbeddedSettings settings) {
         this.settings = settings;
         this.authentication = new PeerAuthentication(settings.sslContext(), settings.sharedSecret());
         this.workers = Executors.newCachedThreadPool(daemonThreads("nixl-embedded-io-"));
+        RunOutResources.prepare();
         try {
             this.server = new EmbeddedServer(this, settings, authentication);
         } catch (IOException e) {
             workers.shutdownNow();
+            String runOut = RunOutResources.describe(e);
             throw new TransportException("Embedded transport cannot listen on " + settings.bindAddress() + ":"
-                    + settings.port() + ": " + e.getMessage() + " (set another bind address or port, or 0 for any free port)", e);
+                    + settings.port() + ": " + (runOut != null ? runOut
+                    : e.getMessage() + " (set another bind address or port, or 0 for any free port)"), e);
+        } catch (OutOfMemoryError e) {
+            workers.shutdownNow();
+            throw startFailure(e);
+        }
+        this.peerChecker = new Thread(this::checkPeersLoop, "nixl-embedded-peers-" + server.localPort());
+        peerChecker.setDaemon(true);
+        try {
+            peerChecker.start();
+        } catch (OutOfMemoryError e) {
+            server.close();
+            workers.shutdownNow();
+            throw startFailure(e);
         }
         this.advertisedHost = advertisedHost(settings);
+    }
+
+    /** A thread of the transport could not start: named when the process is out of threads, else rethrown. */
+    private static TransportException startFailure(OutOfMemoryError e) {
+        if (!RunOutResources.isOutOfThreads(e)) {
+            throw e;
+        }
+        TransportException failure = new TransportException("Embedded transport cannot start: " + RunOutResources.threads());
+        failure.addSuppressed(e);
+        return failure;
     }
 
     /** Starts the server on the configured address and port. */
@@ -95,17 +130,64 @@ final class EmbeddedTransport implements Transport {
         return settings.sameHostCopy() ? null : "same-host copy is turned off by configuration";
     }
 
+    /** Peers each agent keeps loaded ({@link EmbeddedSettings#maxCachedPeers()}). */
+    int maxCachedPeers() {
+        return settings.maxCachedPeers();
+    }
+
     /** Connections one large transfer is striped over ({@link StripedTransfer}); 1: none. */
     int tcpStreams() {
         return settings.tcpStreams();
     }
 
-    /** Per peer endpoint: the path its transfers take, and why TCP where they cannot copy directly. */
+    /** Per peer endpoint with a pool now: the path its transfers take, and why TCP where they cannot copy directly. */
     Map<String, String> peerPaths() {
         Map<String, String> paths = new java.util.TreeMap<>();
         peers.forEach((endpoint, pool) -> paths.put(endpoint,
                 pool.sameHost().state().describe() + pool.sameHost().describeProtocol()));
         return paths;
+    }
+
+    /** Most distinct paths {@link #peerPathCounts()} lists; the rest are counted under "other". */
+    static final int MAX_PATH_KINDS = 8;
+    /** Most characters of one path's description in {@link #peerPathCounts()}. */
+    static final int MAX_PATH_CHARS = 160;
+
+    /**
+     * For health details, bounded whatever the number of peers: how many peer endpoints (with a pool now) take each
+     * path, by its description without the peer's pid ({@code cross-memory-attach}, {@code tcp (<why>)},
+     * {@code not probed yet}); at most {@value #MAX_PATH_KINDS} descriptions of at most {@value #MAX_PATH_CHARS}
+     * characters, the rest counted as {@code other}.
+     */
+    Map<String, Integer> peerPathCounts() {
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (PeerPool pool : peers.values()) {
+            SameHostPeer.State state = pool.sameHost().state();
+            String path = (state.crossMemoryAttach() ? SameHostPeer.CROSS_MEMORY_ATTACH : state.describe())
+                    + pool.sameHost().describeProtocol();
+            if (path.length() > MAX_PATH_CHARS) {
+                path = path.substring(0, MAX_PATH_CHARS - 1) + "…";
+            }
+            if (!counts.containsKey(path) && counts.size() >= MAX_PATH_KINDS) {
+                path = "other";
+            }
+            counts.merge(path, 1, Integer::sum);
+        }
+        return counts;
+    }
+
+    /** Pooled connections waiting unused, over every pool. */
+    int idleConnections() {
+        int idle = 0;
+        for (PeerPool pool : peers.values()) {
+            idle += pool.idleCount();
+        }
+        return idle;
+    }
+
+    /** Pools (peer endpoints with connections or transfers now) this transport holds. */
+    int pooledPeers() {
+        return peers.size();
     }
 
     /** Connections open to peers (pooled, idle or busy) and from them (accepted by the server). */
@@ -114,7 +196,57 @@ final class EmbeddedTransport implements Transport {
         for (PeerPool pool : peers.values()) {
             open += pool.openCount();
         }
-        return new PeerCounts(open, 0, 0, 0, 0);
+        return counters.snapshot(open);
+    }
+
+    PeerCounters counters() {
+        return counters;
+    }
+
+    /**
+     * Until the transport closes: every {@link EmbeddedSettings#peerCheckInterval()}, the pools' idle connections are
+     * checked ({@link PeerPool#checkIdle}) and retired pools forgotten.
+     */
+    private void checkPeersLoop() {
+        long interval = settings.peerCheckInterval().toNanos();
+        long idle = settings.peerIdleTimeout().toNanos();
+        while (!closed) {
+            LockSupport.parkNanos(this, interval);
+            if (closed || Thread.currentThread().isInterrupted()) {
+                return;
+            }
+            try {
+                checkPeers(System.nanoTime(), idle);
+            } catch (RuntimeException e) {
+                log.warn("Embedded transport: checking idle peer connections failed", e);
+            }
+        }
+    }
+
+    /** One round of the peer check (tests call it with their own clock). */
+    void checkPeers(long now, long idleNanos) {
+        for (Map.Entry<String, PeerPool> entry : peers.entrySet()) {
+            if (entry.getValue().checkIdle(now, idleNanos)) {
+                peers.remove(entry.getKey(), entry.getValue());
+            }
+        }
+    }
+
+    /**
+     * An agent dropped {@code peer} from its full cache: when no agent of this transport still holds a peer at its
+     * endpoint, that endpoint's idle connections are closed with it.
+     */
+    void peerEvicted(LoadedPeer peer) {
+        counters.evicted.increment();
+        for (EmbeddedAgent agent : agents.values()) {
+            if (agent.holdsPeerAt(peer.endpoint())) {
+                return;
+            }
+        }
+        PeerPool pool = peers.get(peer.endpoint());
+        if (pool != null) {
+            pool.closeIdle();
+        }
     }
 
     PeerAuthentication authentication() {
@@ -159,12 +291,17 @@ final class EmbeddedTransport implements Transport {
     }
 
     void submit(EmbeddedTransfer transfer) {
-        PeerPool pool = peers.get(transfer.endpoint()); // a lookup first: computeIfAbsent's lambda is an object per call
-        if (pool == null) {
-            pool = peers.computeIfAbsent(transfer.endpoint(), key -> new PeerPool(settings.maxConnectionsPerPeer(), workers,
-                    new SameHostPeer(sameHostCopyDisabled())));
+        while (true) {
+            PeerPool pool = peers.get(transfer.endpoint()); // a lookup first: computeIfAbsent's lambda is an object per call
+            if (pool == null) {
+                pool = peers.computeIfAbsent(transfer.endpoint(), key -> new PeerPool(settings.maxConnectionsPerPeer(),
+                        workers, new SameHostPeer(sameHostCopyDisabled()), counters));
+            }
+            if (pool.submit(transfer)) {
+                return;
+            }
+            peers.remove(transfer.endpoint(), pool); // retired by the peer check just now: a new one
         }
-        pool.submit(transfer);
     }
 
     /**
@@ -178,6 +315,11 @@ final class EmbeddedTransport implements Transport {
             workers.execute(() -> sendFailureReport(peer, reporter, credential, cause, true));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             log.debug("Embedded transport: closing; failure report to {} dropped", peer.endpoint());
+        } catch (OutOfMemoryError e) {
+            if (!RunOutResources.isOutOfThreads(e)) {
+                throw e;
+            }
+            log.warn("Embedded transport: failure report to {} dropped: {}", peer.endpoint(), RunOutResources.threads());
         }
     }
 
@@ -238,6 +380,7 @@ final class EmbeddedTransport implements Transport {
             return;
         }
         closed = true;
+        LockSupport.unpark(peerChecker);
         for (EmbeddedAgent agent : agents.values()) {
             agent.close();
         }

@@ -28,6 +28,8 @@ abstract class Link implements AutoCloseable {
     // server connection by its handler), so the heads and answers of every message can share one buffer instead
     // of a new one each (several per small operation).
     private final ByteBuffer scratch = ByteBuffer.allocate(SCRATCH_BYTES);
+    /** Since when (System.nanoTime) it waits unused in its peer's pool; written under the pool's lock. */
+    long idleSince;
     /** The two buffers of {@link #writeFully(ByteBuffer, ByteBuffer)}, emptied after each write (no view outlives it). */
     private final ByteBuffer[] pair = new ByteBuffer[2];
 
@@ -148,6 +150,27 @@ abstract class Link implements AutoCloseable {
             return channel.socket().getInputStream().available() > 0;
         } catch (IOException | RuntimeException e) {
             return true; // a broken connection: treat it as revoked
+        }
+    }
+
+    /**
+     * For a connection waiting unused in its pool, whose peer is to send nothing until asked: whether the peer closed
+     * its end (end of stream), sent something anyway (as a TLS close_notify before closing), or the socket failed.
+     * A non-blocking read of the socket itself: nothing is consumed from a connection that is still fine (no byte has
+     * arrived), so it stays usable, TLS or not; one found otherwise must be closed. The caller is the one thread
+     * touching the link (it holds the pool's lock, under which links are taken from the pool).
+     */
+    boolean peerClosedWhileIdle() {
+        ByteBuffer one = scratch.clear().limit(1);
+        try {
+            channel.configureBlocking(false);
+            try {
+                return channel.read(one) != 0;
+            } finally {
+                channel.configureBlocking(true);
+            }
+        } catch (IOException | RuntimeException e) {
+            return true; // reset, or closed under us: unusable either way
         }
     }
 

@@ -1,35 +1,54 @@
 package io.nixlconnect.transport.embedded;
 
+import io.nixlconnect.internal.RunOutResources;
+import io.nixlconnect.transport.TransportException;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Iterator;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Connections to one peer endpoint: at most {@code max} at once, idle ones reused, transfers beyond the
  * limit queued and run by whichever worker frees a connection first (no thread waits idle for one).
+ *
+ * <p>Idle connections are checked from time to time ({@link #checkIdle}): one whose peer closed its end is closed,
+ * and one unused past the idle limit too; a pool left with no connection and nothing queued is retired, and its
+ * transport makes a new one for the endpoint's next transfer. So a peer that leaves, or stops being used, leaves
+ * no socket behind on this side.
  */
 final class PeerPool {
 
     private final int max;
     private final Executor executor;
     private final SameHostPeer sameHost;
+    private final PeerCounters counters;
+    /** Most recently used first: the least recently used connections, at the end, are the first to idle out. */
     private final Deque<Link> idle = new ArrayDeque<>();
     private final Deque<EmbeddedTransfer> waiting = new ArrayDeque<>();
     private int open;
     private boolean closed;
+    /** Closed by {@link #checkIdle} with nothing open or queued: takes no transfer ({@link #submit} says false). */
+    private boolean retired;
     /** The peer dropped a {@link Wire#WRITE_STRIPE} unanswered (it predates them): its WRITEs take one connection. */
     private volatile boolean stripedWritesRefused;
 
-    PeerPool(int max, Executor executor, SameHostPeer sameHost) {
+    PeerPool(int max, Executor executor, SameHostPeer sameHost, PeerCounters counters) {
         this.max = max;
         this.executor = executor;
         this.sameHost = sameHost;
+        this.counters = counters;
     }
 
     /** Connections open to this peer, idle or busy. */
     synchronized int openCount() {
         return open;
+    }
+
+    /** Connections waiting unused in this pool. */
+    synchronized int idleCount() {
+        return idle.size();
     }
 
     SameHostPeer sameHost() {
@@ -70,13 +89,21 @@ final class PeerPool {
     void giveBack(Link link) {
         EmbeddedTransfer queued = next(link);
         if (queued != null) {
-            executor.execute(() -> drive(queued, link));
+            startOnWorker(queued, link, null);
         }
     }
 
-    void submit(EmbeddedTransfer transfer) {
+    /**
+     * Runs {@code transfer} on a connection of this pool, now or once one is free.
+     *
+     * @return false if this pool was retired (idle and empty): the caller submits to the endpoint's new pool
+     */
+    boolean submit(EmbeddedTransfer transfer) {
         Link channel;
         synchronized (this) {
+            if (retired) {
+                return false;
+            }
             if (!idle.isEmpty()) {
                 channel = idle.pop();
             } else if (open < max) {
@@ -84,13 +111,51 @@ final class PeerPool {
                 channel = null;
             } else {
                 waiting.add(transfer);
-                return;
+                return true;
             }
         }
         Dispatch dispatch = new Dispatch(transfer, channel);
         transfer.dispatched(dispatch);
         if (!transfer.leftForWaitingThread()) {
-            executor.execute(dispatch);
+            startOnWorker(transfer, channel, dispatch);
+        }
+        return true;
+    }
+
+    /**
+     * Hands {@code transfer} (claimed through {@code dispatch}, when it has one) and then the queue to a worker over
+     * {@code link}. When no worker thread can be started (the process is out of threads, or the executor shut down),
+     * the transfer ends ERRORED with what ran out, its connection is closed and its place freed, and so on for each
+     * queued transfer that would have run after it: nothing waits for a thread that will not come, and the next
+     * transfer tries again.
+     */
+    private void startOnWorker(EmbeddedTransfer transfer, Link link, Dispatch dispatch) {
+        EmbeddedTransfer next = transfer;
+        Link current = link;
+        Runnable task = dispatch;
+        while (next != null) {
+            EmbeddedTransfer first = next;
+            Link channel = current;
+            try {
+                executor.execute(task != null ? task : () -> drive(first, channel));
+                return;
+            } catch (OutOfMemoryError | RejectedExecutionException e) {
+                if (e instanceof OutOfMemoryError && !RunOutResources.isOutOfThreads(e)) {
+                    throw (OutOfMemoryError) e;
+                }
+                if (task != null && !dispatch.claim()) {
+                    return; // the waiting thread claimed it meanwhile and runs it
+                }
+                String what = e instanceof OutOfMemoryError ? RunOutResources.threads()
+                        : "the transport's workers are shut down (closing)";
+                TransportException failure = new TransportException("Transfer to a peer could not start: " + what);
+                failure.addSuppressed(e);
+                first.failToStart(failure);
+                close(channel);
+                current = null;
+                task = null;
+                next = next(null);
+            }
         }
     }
 
@@ -118,9 +183,14 @@ final class PeerPool {
             }
         }
 
+        /** Claims the transfer for no one (it could not be handed to a worker); false if already claimed. */
+        boolean claim() {
+            return compareAndSet(false, true);
+        }
+
         /** Hands a transfer left for its waiting thread to the workers after all. */
         void handToWorker() {
-            executor.execute(this);
+            startOnWorker(transfer, channel, this);
         }
 
         /** The waiting thread: runs this one transfer if no worker has claimed it, and hands the connection on. */
@@ -131,7 +201,7 @@ final class PeerPool {
             Link current = transfer.run(channel, PeerPool.this);
             EmbeddedTransfer next = next(current);
             if (next != null) {
-                executor.execute(() -> drive(next, current)); // the caller goes back to its own work
+                startOnWorker(next, current, null); // the caller goes back to its own work
             }
         }
     }
@@ -150,6 +220,7 @@ final class PeerPool {
         EmbeddedTransfer transfer = waiting.poll();
         if (transfer == null) {
             if (current != null && !closed) {
+                current.idleSince = System.nanoTime();
                 idle.push(current);
             } else {
                 open--;
@@ -163,15 +234,48 @@ final class PeerPool {
         waiting.remove(transfer);
     }
 
-    void close() {
-        synchronized (this) {
-            closed = true;
-            for (Link channel : idle) {
-                close(channel);
-            }
-            open -= idle.size();
-            idle.clear();
+    /**
+     * Closes the idle connections unused since before {@code now - idleNanos}, and those whose peer closed its end
+     * (or sent something unasked); then retires the pool if it holds no connection and queues no transfer.
+     *
+     * @return whether the pool is retired (its transport forgets it)
+     */
+    synchronized boolean checkIdle(long now, long idleNanos) {
+        if (closed) {
+            return retired;
         }
+        for (Iterator<Link> links = idle.descendingIterator(); links.hasNext(); ) {
+            Link link = links.next();
+            if (now - link.idleSince > idleNanos) {
+                counters.idleClosed.increment();
+            } else if (link.peerClosedWhileIdle()) {
+                counters.departed.increment();
+            } else {
+                continue;
+            }
+            links.remove();
+            open--;
+            close(link);
+        }
+        if (open == 0 && waiting.isEmpty()) {
+            retired = true;
+            closed = true;
+        }
+        return retired;
+    }
+
+    /** Closes the idle connections now (the last peer loaded at this endpoint was dropped from its agent's cache). */
+    synchronized void closeIdle() {
+        for (Link link : idle) {
+            close(link);
+        }
+        open -= idle.size();
+        idle.clear();
+    }
+
+    synchronized void close() {
+        closed = true;
+        closeIdle();
     }
 
     private static void close(Link link) {

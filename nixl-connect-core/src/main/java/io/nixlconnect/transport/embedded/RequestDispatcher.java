@@ -49,6 +49,7 @@ final class RequestDispatcher {
                     return;
                 }
                 if (!more) {
+                    transport.counters().departed.increment(); // the peer closed its end between requests
                     return;
                 }
                 if (head.count() > settings.maxRangesPerRequest()) {

@@ -4,6 +4,7 @@ import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportException;
+import io.nixlconnect.internal.RunOutResources;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -234,12 +235,16 @@ final class StripedTransfer {
     private void launch(int k) {
         try {
             pool.executor().execute(() -> runStripe(k));
-        } catch (RejectedExecutionException e) {
+        } catch (RejectedExecutionException | OutOfMemoryError e) {
+            if (e instanceof OutOfMemoryError && !RunOutResources.isOutOfThreads(e)) {
+                throw (OutOfMemoryError) e;
+            }
             if (links[k] != null) {
                 links[k].close();
                 links[k] = null;
             }
-            fail(new IOException("the transport is closing"), k);
+            fail(new IOException(e instanceof OutOfMemoryError ? "stripe " + k + " could not start: "
+                    + RunOutResources.threads() : "the transport is closing"), k);
             stripesDone.countDown();
         }
     }

@@ -40,16 +40,14 @@ class EmbeddedPeerLoadingTest {
             assertThat(agent.loadRemoteAgent(first)).isEqualTo("peer");
             assertThat(agent.loadRemoteAgent(second)).isEqualTo("peer"); // the peer moved: replaced
             assertThat(agent.loadRemoteAgent(first)).isEqualTo("peer"); // and back
-            post(agent, local);
-            assertThat(transport.peerPaths()).containsOnlyKeys("127.0.0.1:1");
+            assertThat(post(agent, local).attributes().peer()).isEqualTo("127.0.0.1:1");
 
             byte[] reused = new EmbeddedMetadata("peer", "127.0.0.1", 3).encode();
             agent.loadRemoteAgent(reused);
             byte[] moved = new EmbeddedMetadata("peer", "127.0.0.1", 4).encode();
             System.arraycopy(moved, 0, reused, 0, reused.length); // the caller refills its array: a new peer
             agent.loadRemoteAgent(reused);
-            post(agent, local);
-            assertThat(transport.peerPaths()).containsOnlyKeys("127.0.0.1:1", "127.0.0.1:4");
+            assertThat(post(agent, local).attributes().peer()).isEqualTo("127.0.0.1:4");
             Reference.reachabilityFence(buffer);
         }
     }
@@ -90,9 +88,11 @@ class EmbeddedPeerLoadingTest {
     }
 
     /** Posts a READ to "peer" and waits for it to end (nothing listens on those ports: it fails to connect). */
-    private static void post(EmbeddedAgent agent, MemoryRegion local) {
+    /** Posts a READ from the peer loaded as "peer" and waits for its end (nothing listens there: it fails). */
+    private static TransferHandle post(EmbeddedAgent agent, MemoryRegion local) {
         TransferHandle handle = agent.postTransfer(TransferOp.READ, List.of(local), "peer",
                 List.of(new MemoryRegion(4096, 16, MemoryType.DRAM, 0)), NOTIFICATION);
         handle.completion().handle((ignored, error) -> null).join();
+        return handle;
     }
 }

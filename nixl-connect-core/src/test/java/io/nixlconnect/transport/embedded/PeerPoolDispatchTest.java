@@ -35,7 +35,7 @@ class PeerPoolDispatchTest {
             MemoryRegion local = new MemoryRegion(NativeMemory.addressOf(target), 4096, MemoryType.DRAM, 0);
             agent.registerMemory(local);
             List<Runnable> workers = new ArrayList<>();
-            PeerPool pool = new PeerPool(1, workers::add, new SameHostPeer("off in this test"));
+            PeerPool pool = new PeerPool(1, workers::add, new SameHostPeer("off in this test"), new PeerCounters());
 
             EmbeddedTransfer first = transfer(agent, served, local, served.address, served.credential);
             pool.submit(first);

@@ -34,7 +34,7 @@ class TransferExchangeTest {
     private final EmbeddedTransport client = EmbeddedTransport.open(ServedMemory.loopback());
     /** Same-host copy off: every READ here goes over the socket. */
     private final SameHostPeer tcpOnly = new SameHostPeer("off for this test");
-    private final PeerPool pool = new PeerPool(4, Runnable::run, tcpOnly);
+    private final PeerPool pool = new PeerPool(4, Runnable::run, tcpOnly, new PeerCounters());
     private final ByteBuffer local = ByteBuffer.allocateDirect(STREAMED);
 
     @AfterEach
