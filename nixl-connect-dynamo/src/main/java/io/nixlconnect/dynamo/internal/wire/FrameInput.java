@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads frames from a socket with two clocks: the wait for a frame's first byte (idle: as long as the caller allows),
@@ -14,7 +15,7 @@ import java.net.SocketTimeoutException;
  */
 public final class FrameInput {
 
-    private final Socket socket;
+    private final @Nullable Socket socket;
     private final InputStream in;
     private final long frameReadNanos;
     private long deadline;
@@ -26,6 +27,19 @@ public final class FrameInput {
         this.frameReadNanos = frameReadTimeoutMillis * 1_000_000L;
     }
 
+    /** Frames from a stream with no clock of its own (captured bytes): only the frame deadline applies, checked between reads. */
+    public FrameInput(InputStream in, long frameReadTimeoutMillis) {
+        this.socket = null;
+        this.in = in;
+        this.frameReadNanos = frameReadTimeoutMillis * 1_000_000L;
+    }
+
+    private void timeout(int millis) throws IOException {
+        if (socket != null) {
+            socket.setSoTimeout(millis);
+        }
+    }
+
     /**
      * Waits up to {@code idleMillis} (0: without limit) for the next frame's first byte and starts the frame's clock.
      *
@@ -33,7 +47,7 @@ public final class FrameInput {
      * @throws SocketTimeoutException if nothing came within {@code idleMillis}
      */
     public int beginFrame(long idleMillis) throws IOException {
-        socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, idleMillis)));
+        timeout((int) Math.min(Integer.MAX_VALUE, Math.max(0, idleMillis)));
         int first = in.read();
         deadline = System.nanoTime() + frameReadNanos;
         if (first >= 0) {
@@ -61,7 +75,7 @@ public final class FrameInput {
                 throw new FrameTimeoutException("a frame took longer than " + frameReadNanos / 1_000_000
                         + " ms to arrive (" + done + " of " + length + " bytes of a part came)");
             }
-            socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
+            timeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, left / 1_000_000)));
             int n;
             try {
                 n = in.read(buffer, offset + done, length - done);
