@@ -23,11 +23,15 @@ final class EtcdServer implements AutoCloseable {
         int peer = freePort();
         endpoint = URI.create("http://127.0.0.1:" + client);
         String peerUrl = "http://127.0.0.1:" + peer;
+        Files.createDirectories(directory);
         log = directory.resolve("etcd.log");
-        process = new ProcessBuilder(binary, "--data-dir", directory.resolve("data").toString(), "--name", "test",
+        ProcessBuilder builder = new ProcessBuilder(binary, "--data-dir", directory.resolve("data").toString(), "--name", "test",
                 "--listen-client-urls", endpoint.toString(), "--advertise-client-urls", endpoint.toString(),
                 "--listen-peer-urls", peerUrl, "--initial-advertise-peer-urls", peerUrl, "--initial-cluster",
-                "test=" + peerUrl).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                "test=" + peerUrl).redirectErrorStream(true).redirectOutput(log.toFile());
+        // etcd reads every ETCD_* variable as a flag: the setup's ETCD_BINARY / ETCD_VERSION would be refused.
+        builder.environment().keySet().removeIf(name -> name.startsWith("ETCD"));
+        process = builder.start();
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!answers()) {
             if (!process.isAlive() || System.nanoTime() > deadline) {
