@@ -44,6 +44,8 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
     private volatile WriteWatchdog.@Nullable TimedOutput out;
     private volatile boolean stopped;
     private volatile boolean killed;
+    /** The handler has returned: the caller closing its side now is the stream's normal end, not a cancellation. */
+    private volatile boolean handled;
 
     ServedCall(RequestPlaneServer server, RequestPlaneServer.Endpoint endpoint, ControlMessages.RequestControl control,
             Map<String, String> headers, byte[] body, DynamoSettings settings, Counters counters,
@@ -102,6 +104,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
         } catch (Exception | Error e) {
             failure = e;
         }
+        handled = true;
         if (killed) {
             return;
         }
@@ -167,8 +170,9 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
                 while (!killed) {
                     int first = in.beginFrame(0);
                     if (first < 0) {
-                        if (!killed) {
+                        if (!killed && !handled) {
                             stopped = true; // the caller closed its side: nothing it wants any more
+                            counters.streamsCancelled.increment();
                         }
                         return;
                     }
