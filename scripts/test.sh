@@ -53,6 +53,7 @@ fi
 
 # Every library jar names its module (module-path users need a stable name).
 for jar in nixl-connect-core/target/nixl-connect-core-*[0-9T].jar \
+           nixl-connect-dynamo/target/nixl-connect-dynamo-*[0-9T].jar \
            nixl-connect-autoconfigure/target/nixl-connect-autoconfigure-*[0-9T].jar \
            nixl-connect-spring-boot-starter/target/nixl-connect-spring-boot-starter-*[0-9T].jar; do
   if ! unzip -p "$jar" META-INF/MANIFEST.MF | grep -Eq '^Automatic-Module-Name: io\.nixlconnect(\.[a-z]+)?\s*$'; then
