@@ -1,6 +1,7 @@
 package io.nixlconnect.dynamo;
 
 import io.nixlconnect.dynamo.internal.Counters;
+import io.nixlconnect.dynamo.internal.Listeners;
 import io.nixlconnect.dynamo.internal.Threads;
 import io.nixlconnect.dynamo.internal.WriteWatchdog;
 import io.nixlconnect.dynamo.internal.client.CallHomeServer;
@@ -52,6 +53,7 @@ public final class DynamoRuntime implements AutoCloseable {
 
     private final DynamoSettings settings;
     private final Counters counters = new Counters();
+    private final Listeners listeners = new Listeners();
     private final WriteWatchdog watchdog = new WriteWatchdog();
     private final ExecutorService executor = Threads.cached("dynamo-runtime");
     private final ScheduledExecutorService scheduler = Threads.scheduler("dynamo-timer");
@@ -91,6 +93,18 @@ public final class DynamoRuntime implements AutoCloseable {
     /** What this runtime has done and refused so far. */
     public DynamoCounters counters() {
         return counters.snapshot();
+    }
+
+    /** Tells {@code listener} of each call and served request that ends, from now on. */
+    public void addListener(DynamoListener listener) {
+        if (listener == null) {
+            throw new IllegalArgumentException("listener must not be null");
+        }
+        listeners.add(listener);
+    }
+
+    public void removeListener(DynamoListener listener) {
+        listeners.remove(listener);
     }
 
     /** Whether discovery answered (and, with etcd, the lease was alive) when last used. */
@@ -134,7 +148,7 @@ public final class DynamoRuntime implements AutoCloseable {
             plane = requests;
         }
         DynamoClientImpl[] holder = new DynamoClientImpl[1];
-        DynamoClientImpl client = new DynamoClientImpl(endpoint, mode, settings, counters, plane, home, executor,
+        DynamoClientImpl client = new DynamoClientImpl(endpoint, mode, settings, counters, listeners, plane, home, executor,
                 scheduler, discovery, () -> clients.remove(holder[0]));
         holder[0] = client;
         clients.add(client);
@@ -161,7 +175,7 @@ public final class DynamoRuntime implements AutoCloseable {
         synchronized (this) {
             requireOpen();
             if (server == null) {
-                server = new RequestPlaneServer(settings, counters, executor, watchdog);
+                server = new RequestPlaneServer(settings, counters, listeners, executor, watchdog);
                 discovery.onInstanceIdChange(server::acceptInstanceId);
             }
             plane = server;

@@ -59,7 +59,7 @@ class DynamoApiBoundaryTest {
         }
         assertThat(types).containsExactly("DiscoveryBackend", "DynamoCancelledException", "DynamoClient",
                 "DynamoCounters", "DynamoDiscoveryException", "DynamoException", "DynamoHandler", "DynamoInstance",
-                "DynamoInstanceUnavailableException", "DynamoProtocolException", "DynamoRefusedException",
+                "DynamoInstanceUnavailableException", "DynamoListener", "DynamoProtocolException", "DynamoRefusedException",
                 "DynamoRequest", "DynamoResponder", "DynamoResponse", "DynamoRuntime", "DynamoSettings",
                 "DynamoSettings$Builder", "DynamoStreamException", "DynamoTimeoutException", "DynamoValues",
                 "DynamoWorkerException", "EncodeReply", "EndpointId", "PayloadCodec", "ResponseStream", "RouterMode",

@@ -116,4 +116,58 @@ class DynamoLoopbackTest {
             }
         }
     }
+
+    @Test
+    void listenersHearEachCallAndRequestEndPerEndpoint() throws Exception {
+        DynamoRuntime worker = closeLater(DynamoRuntime.start(TestRuntimes.file(kv).maxConcurrentRequests(1).build()));
+        DynamoRuntime caller = closeLater(TestRuntimes.fileRuntime(kv));
+        List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        DynamoListener listener = new DynamoListener() {
+            @Override
+            public void callEnded(EndpointId endpoint, Duration elapsed, DynamoException failure) {
+                assertThat(elapsed).isPositive();
+                heard.add("call " + endpoint + " " + (failure == null ? "ok" : failure.getClass().getSimpleName()));
+            }
+
+            @Override
+            public void requestEnded(EndpointId endpoint, Duration elapsed, Throwable failure) {
+                heard.add("request " + endpoint + " " + (failure == null ? "ok" : failure.getClass().getSimpleName()));
+            }
+
+            @Override
+            public void requestRefused(EndpointId endpoint, String reason) {
+                heard.add("refused " + endpoint + " " + reason);
+            }
+        };
+        worker.addListener(listener);
+        caller.addListener(listener);
+        CountDownLatch release = new CountDownLatch(1);
+        worker.serve("demo.observed.generate", (request, responder) -> {
+            if ("fail".equals(request.payload())) {
+                throw new IllegalStateException("no");
+            }
+            if ("hold".equals(request.payload())) {
+                responder.send("held");
+                release.await(30, TimeUnit.SECONDS);
+            }
+            responder.send("ok");
+        });
+        DynamoClient client = caller.client("demo.observed.generate");
+        client.waitForInstances(Duration.ofSeconds(10));
+        client.call("x").readAll();
+        assertThatThrownBy(() -> client.call("fail").readAll()).isInstanceOf(DynamoWorkerException.class);
+        ResponseStream held = client.call("hold");
+        assertThat(held.read().data()).isEqualTo("held");
+        assertThatThrownBy(() -> client.call("x")).isInstanceOf(DynamoRefusedException.class);
+        held.kill();
+        release.countDown();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> heard.size() >= 8);
+        assertThat(heard).containsExactlyInAnyOrder(
+                "request demo.observed.generate ok", "call demo.observed.generate ok",
+                "request demo.observed.generate IllegalStateException", "call demo.observed.generate DynamoWorkerException",
+                "refused demo.observed.generate Server overloaded: worker at capacity",
+                "call demo.observed.generate DynamoRefusedException",
+                "call demo.observed.generate DynamoCancelledException",
+                "request demo.observed.generate DynamoCancelledException");
+    }
 }

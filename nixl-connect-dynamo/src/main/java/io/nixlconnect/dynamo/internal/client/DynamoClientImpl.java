@@ -11,6 +11,7 @@ import io.nixlconnect.dynamo.EndpointId;
 import io.nixlconnect.dynamo.ResponseStream;
 import io.nixlconnect.dynamo.RouterMode;
 import io.nixlconnect.dynamo.internal.Counters;
+import io.nixlconnect.dynamo.internal.Listeners;
 import io.nixlconnect.dynamo.internal.codec.Payloads;
 import io.nixlconnect.dynamo.internal.discovery.Discovery;
 import io.nixlconnect.dynamo.internal.wire.ControlMessages;
@@ -43,6 +44,7 @@ public final class DynamoClientImpl implements DynamoClient {
     private final RouterMode mode;
     private final DynamoSettings settings;
     private final Counters counters;
+    private final Listeners listeners;
     private final RequestPlaneClient requests;
     private final CallHomeServer callHome;
     private final ExecutorService executor;
@@ -57,12 +59,13 @@ public final class DynamoClientImpl implements DynamoClient {
     private volatile boolean closed;
 
     public DynamoClientImpl(EndpointId endpoint, RouterMode mode, DynamoSettings settings, Counters counters,
-            RequestPlaneClient requests, CallHomeServer callHome, ExecutorService executor,
+            Listeners listeners, RequestPlaneClient requests, CallHomeServer callHome, ExecutorService executor,
             ScheduledExecutorService scheduler, Discovery discovery, Runnable onClose) {
         this.endpoint = endpoint;
         this.mode = mode;
         this.settings = settings;
         this.counters = counters;
+        this.listeners = listeners;
         this.requests = requests;
         this.callHome = callHome;
         this.executor = executor;
@@ -226,6 +229,7 @@ public final class DynamoClientImpl implements DynamoClient {
                     settings.maxMessageSize()));
         }
         counters.callsStarted.increment();
+        long started = System.nanoTime();
         CallHomeServer.PendingCall pending = callHome.register(subject);
         track(instance.instanceId(), pending);
         CompletableFuture<ResponseStream> result = new CompletableFuture<>();
@@ -233,11 +237,11 @@ public final class DynamoClientImpl implements DynamoClient {
             untrack(instance.instanceId(), pending);
             if (failure != null) {
                 callHome.forget(pending);
-                fail(result, failure);
+                fail(result, failure, started);
                 return;
             }
             ResponseStreamImpl stream = new ResponseStreamImpl(instance, requestId, instance.codec(),
-                    connected.socket(), connected.in(), settings, counters, executor,
+                    connected.socket(), connected.in(), settings, counters, listeners, started, executor,
                     ended -> untrack(instance.instanceId(), ended));
             counters.callsInFlight.incrementAndGet();
             track(instance.instanceId(), stream);
@@ -293,12 +297,14 @@ public final class DynamoClientImpl implements DynamoClient {
         }
     }
 
-    private void fail(CompletableFuture<ResponseStream> result, Throwable failure) {
+    private void fail(CompletableFuture<ResponseStream> result, Throwable failure, long started) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
                 : failure;
         if (!(cause instanceof CancellationException)) {
             counters.callsFailed.increment();
         }
+        listeners.callEnded(endpoint, started, cause instanceof DynamoException dynamo ? dynamo
+                : new io.nixlconnect.dynamo.DynamoCancelledException("the call was cancelled: " + cause));
         result.completeExceptionally(cause);
     }
 

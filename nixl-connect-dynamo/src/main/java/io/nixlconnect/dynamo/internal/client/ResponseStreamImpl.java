@@ -12,6 +12,7 @@ import io.nixlconnect.dynamo.DynamoWorkerException;
 import io.nixlconnect.dynamo.PayloadCodec;
 import io.nixlconnect.dynamo.ResponseStream;
 import io.nixlconnect.dynamo.internal.Counters;
+import io.nixlconnect.dynamo.internal.Listeners;
 import io.nixlconnect.dynamo.internal.wire.ControlMessages;
 import io.nixlconnect.dynamo.internal.wire.FrameInput;
 import io.nixlconnect.dynamo.internal.wire.FrameTooLargeException;
@@ -46,6 +47,8 @@ public final class ResponseStreamImpl implements ResponseStream {
     private final FrameInput in;
     private final DynamoSettings settings;
     private final Counters counters;
+    private final Listeners listeners;
+    private final long startedNanos;
     private final Executor executor;
     private final Consumer<ResponseStreamImpl> onEnd;
     private final Object readLock = new Object();
@@ -58,7 +61,8 @@ public final class ResponseStreamImpl implements ResponseStream {
     private volatile boolean finished;
 
     public ResponseStreamImpl(DynamoInstance instance, String requestId, PayloadCodec codec, Socket socket,
-            FrameInput in, DynamoSettings settings, Counters counters, Executor executor,
+            FrameInput in, DynamoSettings settings, Counters counters, Listeners listeners, long startedNanos,
+            Executor executor,
             Consumer<ResponseStreamImpl> onEnd) {
         this.instance = instance;
         this.requestId = requestId;
@@ -67,6 +71,8 @@ public final class ResponseStreamImpl implements ResponseStream {
         this.in = in;
         this.settings = settings;
         this.counters = counters;
+        this.listeners = listeners;
+        this.startedNanos = startedNanos;
         this.executor = executor;
         this.onEnd = onEnd;
     }
@@ -218,6 +224,11 @@ public final class ResponseStreamImpl implements ResponseStream {
             CallHomeServer.closeQuietly(socket);
             counters.callsInFlight.decrementAndGet();
             onEnd.accept(this);
+            DynamoException failed = failure;
+            if (failed == null && killed && !complete) {
+                failed = new io.nixlconnect.dynamo.DynamoCancelledException("the caller killed the stream");
+            }
+            listeners.callEnded(instance.endpoint(), startedNanos, failed);
         }
     }
 

@@ -5,6 +5,7 @@ import io.nixlconnect.dynamo.DynamoHandler;
 import io.nixlconnect.dynamo.DynamoSettings;
 import io.nixlconnect.dynamo.EndpointId;
 import io.nixlconnect.dynamo.internal.Counters;
+import io.nixlconnect.dynamo.internal.Listeners;
 import io.nixlconnect.dynamo.internal.Threads;
 import io.nixlconnect.dynamo.internal.WriteWatchdog;
 import io.nixlconnect.dynamo.internal.wire.Ack;
@@ -41,6 +42,7 @@ public final class RequestPlaneServer implements AutoCloseable {
 
     private final DynamoSettings settings;
     private final Counters counters;
+    final Listeners listeners;
     private final ExecutorService executor;
     private final WriteWatchdog watchdog;
     private final ServerSocket server;
@@ -69,10 +71,11 @@ public final class RequestPlaneServer implements AutoCloseable {
         }
     }
 
-    public RequestPlaneServer(DynamoSettings settings, Counters counters, ExecutorService executor,
+    public RequestPlaneServer(DynamoSettings settings, Counters counters, Listeners listeners, ExecutorService executor,
             WriteWatchdog watchdog) {
         this.settings = settings;
         this.counters = counters;
+        this.listeners = listeners;
         this.executor = executor;
         this.watchdog = watchdog;
         this.connections = new Semaphore(settings.maxServerConnections());
@@ -266,10 +269,13 @@ public final class RequestPlaneServer implements AutoCloseable {
         } catch (DynamoException e) {
             counters.protocolErrors.increment();
             counters.requestsRefusedOther.increment();
-            return Ack.refused("Decode error: " + e.getMessage());
+            String reason = "Decode error: " + e.getMessage();
+            listeners.requestRefused(endpoint.id, reason);
+            return Ack.refused(reason);
         }
         if (!permits.tryAcquire()) {
             counters.requestsRefusedOverloaded.increment();
+            listeners.requestRefused(endpoint.id, Ack.OVERLOADED);
             return Ack.refused(Ack.OVERLOADED);
         }
         endpoint.inFlight.incrementAndGet();

@@ -46,6 +46,8 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
     private volatile boolean killed;
     /** The handler has returned: the caller closing its side now is the stream's normal end, not a cancellation. */
     private volatile boolean handled;
+    private final long startedNanos = System.nanoTime();
+    private volatile @Nullable Throwable endFailure;
 
     ServedCall(RequestPlaneServer server, RequestPlaneServer.Endpoint endpoint, ControlMessages.RequestControl control,
             Map<String, String> headers, byte[] body, DynamoSettings settings, Counters counters,
@@ -74,6 +76,11 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
                 output.close();
             }
             server.finished(this);
+            Throwable failure = endFailure;
+            if (failure == null && killed) {
+                failure = new DynamoCancelledException("the caller killed the request or went away");
+            }
+            server.listeners.requestEnded(endpoint.id, startedNanos, failure);
         }
     }
 
@@ -84,6 +91,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
         } catch (DynamoException e) {
             counters.protocolErrors.increment();
             decodeError = "cannot decode the request's " + control.codec().wireName() + " payload: " + e.getMessage();
+            endFailure = e;
         }
         if (!callHome()) {
             return;
@@ -105,6 +113,9 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
             failure = e;
         }
         handled = true;
+        if (failure != null) {
+            endFailure = failure;
+        }
         if (killed) {
             return;
         }
@@ -138,6 +149,8 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
             return true;
         } catch (IOException e) {
             counters.callHomeFailures.increment();
+            endFailure = new io.nixlconnect.dynamo.DynamoStreamException("cannot call home to " + control.host() + ":"
+                    + control.port() + ": " + e.getMessage(), e);
             LOG.warn("cannot call home to {}:{} for request {} of {}: {}", control.host(), control.port(), control.id(),
                     endpoint.id, e.toString());
             return false;
