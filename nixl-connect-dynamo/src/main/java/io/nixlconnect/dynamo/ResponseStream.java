@@ -11,11 +11,12 @@ import org.jspecify.annotations.Nullable;
  * way per stream. Nothing is read before it is asked for: a caller that does not read holds the worker back (TCP's
  * own flow control), never this process's memory.
  *
- * <p>A worker's error event, a broken connection, an instance that leaves discovery, a frame that does not come
- * within {@link DynamoSettings#streamIdleTimeout()} or breaks the protocol: each ends the stream with its
+ * <p>A worker's error event, a broken connection (the worker died), a frame that does not come within
+ * {@link DynamoSettings#streamIdleTimeout()} or breaks the protocol: each ends the stream with its
  * {@link DynamoException}, thrown by the read or handed to {@link Flow.Subscriber#onError}. {@link #stop()} asks the
  * worker to stop (what it sent so far can still be read); {@link #kill()} and {@link #close()} drop the stream at
- * once. Thread-safe: another thread may stop, kill or close it while one reads.
+ * once. As with Dynamo's client, an instance leaving discovery fails the calls still waiting for it to call home; a
+ * stream already open goes on, so that a worker shutting down gracefully (out of discovery first) can finish it. Thread-safe: another thread may stop, kill or close it while one reads.
  */
 public interface ResponseStream extends Iterable<DynamoResponse>, Flow.Publisher<DynamoResponse>, AutoCloseable {
 

@@ -2,6 +2,7 @@ package io.nixlconnect.dynamo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.nixlconnect.dynamo.internal.wire.ControlMessages;
 import io.nixlconnect.dynamo.internal.wire.TwoPart;
@@ -186,28 +187,54 @@ class HostileWorkerTest {
                 .hasMessageContaining("streamIdleTimeout");
     }
 
-    @Test
-    void anInstanceThatLeavesDiscoveryFailsItsOpenStream() throws Exception {
-        CountDownLatch streaming = new CountDownLatch(1);
-        FakeWorker[] worker = new FakeWorker[1];
-        DynamoClient client = clientOf(request -> {
-            request.ack("");
-            Socket home = startStream(request);
-            FakeWorker.Request.send(home, body("{\"data\":{\"data\":1},\"complete_final\":false}"));
-            streaming.countDown();
-        });
-        ResponseStream stream = client.call(Map.of());
-        assertThat(stream.read().data()).isEqualTo(1L);
-        assertThat(streaming.await(5, TimeUnit.SECONDS)).isTrue();
-        Path records = kv.resolve("v1").resolve("instances");
-        try (var files = java.nio.file.Files.list(records)) {
+    private void deleteRecords() throws java.io.IOException {
+        try (var files = java.nio.file.Files.list(kv.resolve("v1").resolve("instances"))) {
             for (Path file : files.toList()) {
                 java.nio.file.Files.delete(file);
             }
         }
-        assertThatThrownBy(stream::read).isInstanceOf(DynamoInstanceUnavailableException.class)
-                .hasMessageContaining("left discovery");
-        assertThatThrownBy(() -> client.call(Map.of())).isInstanceOf(DynamoInstanceUnavailableException.class);
+    }
+
+    @Test
+    void anInstanceThatLeavesDiscoveryBeforeCallingHomeFailsTheCallAtOnce() throws Exception {
+        CountDownLatch acknowledged = new CountDownLatch(1);
+        FakeWorker worker = new FakeWorker(kv, "hostile.leaving.generate", PayloadCodec.JSON, request -> {
+            request.ack("");
+            acknowledged.countDown();
+        });
+        toClose.add(worker);
+        try (DynamoRuntime patient = DynamoRuntime.start(TestRuntimes.file(kv).callHomeTimeout(Duration.ofSeconds(60))
+                .build())) {
+            DynamoClient client = patient.client(worker.endpoint, RouterMode.ROUND_ROBIN);
+            client.waitForInstances(Duration.ofSeconds(10));
+            java.util.concurrent.CompletableFuture<ResponseStream> call = client.callAsync(Map.of());
+            assertThat(acknowledged.await(10, TimeUnit.SECONDS)).isTrue();
+            deleteRecords();
+            assertThatThrownBy(() -> call.get(20, TimeUnit.SECONDS)).hasCauseInstanceOf(
+                    DynamoInstanceUnavailableException.class).hasMessageContaining("left discovery before it called home");
+            assertThatThrownBy(() -> client.call(Map.of())).isInstanceOf(DynamoInstanceUnavailableException.class);
+        }
+    }
+
+    @Test
+    void anOpenStreamGoesOnWhenItsInstanceLeavesDiscovery() throws Exception {
+        CountDownLatch left = new CountDownLatch(1);
+        DynamoClient client = clientOf(request -> {
+            request.ack("");
+            Socket home = startStream(request);
+            FakeWorker.Request.send(home, body("{\"data\":{\"data\":1},\"complete_final\":false}"));
+            left.await(10, TimeUnit.SECONDS); // a worker shutting down gracefully: out of discovery, then finishing
+            FakeWorker.Request.send(home, body("{\"data\":{\"data\":2},\"complete_final\":false}"));
+            FakeWorker.Request.send(home, body("{\"complete_final\":true}"));
+            home.close();
+        });
+        ResponseStream stream = client.call(Map.of());
+        assertThat(stream.read().data()).isEqualTo(1L);
+        deleteRecords();
+        await().atMost(Duration.ofSeconds(10)).until(() -> client.instances().isEmpty());
+        left.countDown();
+        assertThat(stream.readAll()).extracting(DynamoResponse::data).containsExactly(2L);
+        assertThat(stream.isComplete()).isTrue();
     }
 
     @Test

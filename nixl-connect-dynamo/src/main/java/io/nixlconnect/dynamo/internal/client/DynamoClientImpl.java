@@ -53,7 +53,11 @@ public final class DynamoClientImpl implements DynamoClient {
     private final Runnable onClose;
     private final AtomicLong next = new AtomicLong();
     private final Object instancesChanged = new Object();
-    /** Calls waiting for their worker, and streams open, by instance: failed when it leaves discovery. */
+    /**
+     * Calls waiting for their worker to call home, by instance: failed when it leaves discovery, as Dynamo's client
+     * cancels its pending streams. Streams already open go on (a worker leaving discovery to shut down gracefully
+     * finishes them); a worker that died breaks them by its connection.
+     */
     private final Map<Long, Set<Object>> inFlight = new ConcurrentHashMap<>();
     private volatile List<DynamoInstance> instances = List.of();
     private volatile boolean closed;
@@ -90,11 +94,9 @@ public final class DynamoClientImpl implements DynamoClient {
                 continue;
             }
             DynamoInstanceUnavailableException left = new DynamoInstanceUnavailableException("instance "
-                    + Long.toHexString(gone) + " of " + endpoint + " left discovery before its stream was complete");
+                    + Long.toHexString(gone) + " of " + endpoint + " left discovery before it called home");
             for (Object call : calls) {
-                if (call instanceof ResponseStreamImpl stream) {
-                    stream.instanceLeft(left);
-                } else if (call instanceof CallHomeServer.PendingCall pending) {
+                if (call instanceof CallHomeServer.PendingCall pending) {
                     callHome.forget(pending);
                     pending.connected.completeExceptionally(left);
                 }
@@ -242,13 +244,8 @@ public final class DynamoClientImpl implements DynamoClient {
             }
             ResponseStreamImpl stream = new ResponseStreamImpl(instance, requestId, instance.codec(),
                     connected.socket(), connected.in(), settings, counters, listeners, started, executor,
-                    ended -> untrack(instance.instanceId(), ended));
+                    ended -> { });
             counters.callsInFlight.incrementAndGet();
-            track(instance.instanceId(), stream);
-            if (!instances.contains(instance)) {
-                stream.instanceLeft(new DynamoInstanceUnavailableException("instance " + instance.instanceIdHex()
-                        + " of " + endpoint + " left discovery before its stream was complete"));
-            }
             if (!result.complete(stream)) {
                 stream.kill(); // the caller cancelled meanwhile
             }

@@ -212,13 +212,6 @@ public final class ResponseStreamImpl implements ResponseStream {
         release();
     }
 
-    /** The instance left discovery while this stream was open. */
-    public void instanceLeft(DynamoException cause) {
-        if (!finished && failure == null && !complete) {
-            fail(cause, false);
-        }
-    }
-
     private void release() {
         if (ended.compareAndSet(false, true)) {
             CallHomeServer.closeQuietly(socket);
