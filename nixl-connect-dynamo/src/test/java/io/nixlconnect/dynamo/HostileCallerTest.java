@@ -238,6 +238,7 @@ class HostileCallerTest {
             assertThat(readAck(socket)).isEmpty();
             try (Socket called = home.accept()) {
                 // accepted, never read: the worker's writes fill the socket buffers and stall
+                assertThat(called.isConnected()).isTrue();
                 await().atMost(Duration.ofSeconds(20)).until(() -> handlerFailure.get() != null);
                 assertThat(handlerFailure.get()).isInstanceOf(DynamoCancelledException.class);
             }

@@ -281,7 +281,7 @@ public final class RequestPlaneServer implements AutoCloseable {
         endpoint.inFlight.incrementAndGet();
         counters.requestsInFlight.incrementAndGet();
         ServedCall call = new ServedCall(this, endpoint, control, frame.headers(), payload.body(), settings, counters,
-                watchdog);
+                watchdog, executor);
         calls.add(call);
         try {
             executor.execute(call);

@@ -39,6 +39,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
     private final DynamoSettings settings;
     private final Counters counters;
     private final WriteWatchdog watchdog;
+    private final java.util.concurrent.Executor executor;
     private @Nullable Object payload;
     private volatile @Nullable Socket socket;
     private volatile WriteWatchdog.@Nullable TimedOutput out;
@@ -51,7 +52,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
 
     ServedCall(RequestPlaneServer server, RequestPlaneServer.Endpoint endpoint, ControlMessages.RequestControl control,
             Map<String, String> headers, byte[] body, DynamoSettings settings, Counters counters,
-            WriteWatchdog watchdog) {
+            WriteWatchdog watchdog, java.util.concurrent.Executor executor) {
         this.server = server;
         this.endpoint = endpoint;
         this.control = control;
@@ -60,6 +61,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
         this.settings = settings;
         this.counters = counters;
         this.watchdog = watchdog;
+        this.executor = executor;
     }
 
     @Override
@@ -177,7 +179,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
         if (connection == null) {
             return;
         }
-        Thread reader = new Thread(() -> {
+        Runnable reader = () -> {
             try {
                 FrameInput in = new FrameInput(connection, settings.frameReadTimeout().toMillis());
                 while (!killed) {
@@ -210,9 +212,12 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
                     stopped = true;
                 }
             }
-        }, "dynamo-call-control-" + control.id());
-        reader.setDaemon(true);
-        reader.start();
+        };
+        try {
+            executor.execute(reader);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            kill("the runtime is closing");
+        }
     }
 
     /** Ends the request at once: nothing more is sent. */
