@@ -270,12 +270,12 @@ public final class RequestPlaneServer implements AutoCloseable {
             counters.protocolErrors.increment();
             counters.requestsRefusedOther.increment();
             String reason = "Decode error: " + e.getMessage();
-            listeners.requestRefused(endpoint.id, reason);
+            listeners.requestRefused(endpoint.id, null, reason);
             return Ack.refused(reason);
         }
         if (!permits.tryAcquire()) {
             counters.requestsRefusedOverloaded.increment();
-            listeners.requestRefused(endpoint.id, Ack.OVERLOADED);
+            listeners.requestRefused(endpoint.id, control.id(), Ack.OVERLOADED);
             return Ack.refused(Ack.OVERLOADED);
         }
         endpoint.inFlight.incrementAndGet();

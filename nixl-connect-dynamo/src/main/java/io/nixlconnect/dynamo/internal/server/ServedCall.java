@@ -47,7 +47,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
     private volatile boolean killed;
     /** The handler has returned: the caller closing its side now is the stream's normal end, not a cancellation. */
     private volatile boolean handled;
-    private final long startedNanos = System.nanoTime();
+    private long startedNanos = System.nanoTime();
     private volatile @Nullable Throwable endFailure;
 
     ServedCall(RequestPlaneServer server, RequestPlaneServer.Endpoint endpoint, ControlMessages.RequestControl control,
@@ -66,6 +66,8 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
 
     @Override
     public void run() {
+        startedNanos = System.nanoTime();
+        server.listeners.requestStarted(endpoint.id, control.id());
         try {
             serve();
         } finally {
@@ -82,7 +84,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
             if (failure == null && killed) {
                 failure = new DynamoCancelledException("the caller killed the request or went away");
             }
-            server.listeners.requestEnded(endpoint.id, startedNanos, failure);
+            server.listeners.requestEnded(endpoint.id, control.id(), startedNanos, failure);
         }
     }
 
