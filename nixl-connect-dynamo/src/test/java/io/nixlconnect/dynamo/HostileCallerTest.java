@@ -50,7 +50,7 @@ class HostileCallerTest {
     @BeforeEach
     void start() {
         worker = DynamoRuntime.start(TestRuntimes.file(kv).maxMessageSize(LIMIT).maxConcurrentRequests(1)
-                .frameReadTimeout(Duration.ofMillis(600)).connectTimeout(Duration.ofSeconds(2)).build());
+                .frameReadTimeout(Duration.ofSeconds(2)).connectTimeout(Duration.ofSeconds(2)).build());
         worker.serve("demo.worker.generate", (request, responder) -> {
             handled.incrementAndGet();
             try {
