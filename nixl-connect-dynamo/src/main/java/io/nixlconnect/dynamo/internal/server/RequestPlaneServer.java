@@ -165,6 +165,12 @@ public final class RequestPlaneServer implements AutoCloseable {
             } catch (IOException e) {
                 if (!closed) {
                     LOG.warn("accepting a request-plane connection failed: {}", e.toString());
+                    try {
+                        Thread.sleep(100); // out of file descriptors, say: do not spin
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
                 }
                 continue;
             }
