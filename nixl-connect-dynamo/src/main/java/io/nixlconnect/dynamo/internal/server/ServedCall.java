@@ -188,8 +188,8 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
                     int first = in.beginFrame(0);
                     if (first < 0) {
                         if (!killed && !handled) {
+                            counters.streamsCancelled.increment(); // counted before the handler can see it
                             stopped = true; // the caller closed its side: nothing it wants any more
-                            counters.streamsCancelled.increment();
                         }
                         return;
                     }
@@ -197,8 +197,8 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
                     ControlMessages.Control message = frame.header().length > 0
                             ? ControlMessages.parseControl(frame.header()) : null;
                     if (message == ControlMessages.Control.STOP) {
-                        stopped = true;
                         counters.streamsCancelled.increment();
+                        stopped = true;
                     } else if (message == ControlMessages.Control.KILL) {
                         counters.streamsCancelled.increment();
                         kill("the caller killed the request");
