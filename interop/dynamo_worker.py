@@ -23,6 +23,8 @@ Modes (each request is answered by one handler call; a request is any JSON-like 
   hash    fixed CPU work per request: d = str(request["n"]) (0 without one) as UTF-8; d = SHA-256(d) --hash-rounds
           times; one response {"n": n, "sha256": hex(d)} (the same work a Java worker does, for requests/s)
   die     --count responses like stream, then the process ends at once (os._exit(17)): a worker dying mid-stream
+  refuse  the handler raises RuntimeError("dynamo_worker: refused <request id>") when called, before it has a
+          stream: the runtime answers with an error prologue ({"error": "...", "typed_error": {...}})
 
 Options: --discovery file|etcd (default: $DYN_DISCOVERY_BACKEND, else file), --file-kv DIR ($DYN_FILE_KV),
 --etcd-endpoints URLS ($ETCD_ENDPOINTS), --codec msgpack|json (the payload codec this worker advertises in
@@ -52,7 +54,7 @@ import sys
 import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODES = ("echo", "encode", "kv", "stream", "error", "slow", "hash", "die")
+MODES = ("echo", "encode", "kv", "stream", "error", "slow", "hash", "die", "refuse")
 
 _out = threading.Lock()
 
@@ -259,6 +261,16 @@ def main(argv):
         async def handler(request, context=None):
             async for response in worker.handle(request, context):
                 yield response
+
+        if args.mode == "refuse":
+            def handler(request, context=None):  # noqa: F811 (not a generator: it fails before any stream exists)
+                worker.served += 1
+                request_id = context.id() if context is not None else "-"
+                if not args.quiet:
+                    say("REQUEST n=%d id=%s body=%s" % (worker.served, request_id, as_json(request)))
+                if args.requests and worker.served >= args.requests:
+                    worker.finished.set()
+                raise RuntimeError("dynamo_worker: refused %s" % request_id)
 
         serving = asyncio.ensure_future(endpoint.serve_endpoint(handler))
         # serve_endpoint registers in discovery before it starts accepting: wait until this instance is listed.
