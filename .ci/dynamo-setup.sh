@@ -9,6 +9,11 @@
 #
 #   .ci/nixl-setup.sh > /dev/null; .ci/dynamo-setup.sh    # prints `export DYNAMO_PYTHON_PATH=...`
 #
+# Then the FULL runtime for the request-plane tests (issue 33) through .ci/dynamo-runtime-setup.sh, whose
+# exports (DYNAMO_RUNTIME_PATH, DYNAMO_RUNTIME_PYTHON) are printed too. When it cannot be set up, only
+# DYNAMO_PYTHON_PATH is printed (the request-plane tests skip, saying why) — except under CI=true, an error.
+# DYNAMO_SETUP_RUNTIME=0 skips it.
+#
 # Variables: DYNAMO_RUNTIME_VERSION (default 1.6.1), PYDANTIC_VERSION (default 2.12.5),
 # NIXL_META_VERSION (default 1.5.1, NIXL's version in .ci/nixl-setup.sh), PIP (default pip3).
 # Nothing is installed into any Python environment; reruns reuse .ci-cache/dynamo/.
@@ -23,6 +28,27 @@ cache="$root/.ci-cache"
 dest="$cache/dynamo/ai_dynamo_runtime-$version"
 module="$dest/dynamo/nixl_connect/__init__.py"
 log() { echo "dynamo-setup: $*" >&2; }
+
+# The full runtime first: when it is there, the module is copied from it (one download of the wheel).
+runtime_env=""
+runtime_module=""
+if [[ "${DYNAMO_SETUP_RUNTIME:-1}" != 0 ]]; then
+  if runtime_env="$(DYNAMO_RUNTIME_VERSION="$version" PYDANTIC_VERSION="$pydantic_version" \
+        NIXL_META_VERSION="$nixl_meta_version" "$root/.ci/dynamo-runtime-setup.sh")"; then
+    runtime_module="$(sed -n 's/^export DYNAMO_RUNTIME_PATH="\(.*\)"$/\1/p' <<<"$runtime_env")/dynamo/nixl_connect/__init__.py"
+  elif [[ "${CI:-}" == "true" ]]; then
+    log "ERROR: the Dynamo runtime could not be set up; CI must test the request plane against the real wheel"
+    exit 1
+  else
+    runtime_env=""
+    log "the Dynamo runtime could not be set up; the request-plane tests will be skipped"
+  fi
+fi
+
+if [[ ! -f "$module" && -f "$runtime_module" ]]; then
+  mkdir -p "$(dirname "$module")"
+  cp "$runtime_module" "$module"
+fi
 
 if [[ ! -f "$module" ]]; then
   tmp="$cache/downloads/dynamo-$version"
@@ -54,3 +80,4 @@ fi
 log "dynamo.nixl_connect $version ready in $dest"
 echo "export DYNAMO_PYTHON_PATH=\"$dest\""
 echo "export DYNAMO_RUNTIME_VERSION=\"$version\""
+if [[ -n "$runtime_env" ]]; then echo "$runtime_env"; fi

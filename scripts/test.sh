@@ -25,6 +25,16 @@ else
   echo "test.sh: dynamo.nixl_connect could not be set up; DynamoInteropTest will be skipped" >&2
 fi
 
+# etcd (Debian's etcd-server, unpacked into .ci-cache/) for the Dynamo etcd discovery tests (issue 33).
+if etcd_env="$(.ci/etcd-setup.sh)"; then
+  eval "$etcd_env"
+elif [[ "${CI:-}" == "true" ]]; then
+  echo "test.sh: etcd could not be set up; CI must test Dynamo's etcd discovery against a real etcd" >&2
+  exit 1
+else
+  echo "test.sh: etcd could not be set up; the Dynamo etcd discovery tests will be skipped" >&2
+fi
+
 ./mvnw -B -ntp verify "$@"
 
 # A short soak of the NIXL backend as a service runs it (3 minutes, ~4 min wall: aborted requests, spent metadata,
@@ -43,6 +53,7 @@ fi
 
 # Every library jar names its module (module-path users need a stable name).
 for jar in nixl-connect-core/target/nixl-connect-core-*[0-9T].jar \
+           nixl-connect-dynamo/target/nixl-connect-dynamo-*[0-9T].jar \
            nixl-connect-autoconfigure/target/nixl-connect-autoconfigure-*[0-9T].jar \
            nixl-connect-spring-boot-starter/target/nixl-connect-spring-boot-starter-*[0-9T].jar; do
   if ! unzip -p "$jar" META-INF/MANIFEST.MF | grep -Eq '^Automatic-Module-Name: io\.nixlconnect(\.[a-z]+)?\s*$'; then
