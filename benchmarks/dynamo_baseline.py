@@ -19,7 +19,8 @@ Against something else (the Java side):
   --client-cmd TEMPLATE run this command instead of the Python client (a Java caller); it must print a line
                         "SUMMARY ... p50_ms=.. p90_ms=.. rps=.." (read_p50_ms/read_p90_ms for encode) like
                         interop/dynamo_client.py. Placeholders: {endpoint} {file_kv} {requests} {warmup}
-                        {concurrency} {read} (true/false) {request} (the JSON request)
+                        {concurrency} {read} (true/false) {request} (the JSON request, with {i} for the
+                        call's index: quote it, '{request}'; the template is split like a shell line)
 Environment equivalents: DYNAMO_BASELINE_EXTERNAL_WORKER=1, DYNAMO_BASELINE_CLIENT_CMD, DYNAMO_BASELINE_FILE_KV.
 Prints "RESULT name=... key=value ..." lines, one per measurement, and a human summary.
 """

@@ -37,7 +37,6 @@ import hashlib
 import json
 import math
 import os
-import random
 import sys
 import threading
 import time
@@ -109,7 +108,8 @@ class Reader:
 
     def __init__(self):
         try:
-            import torch  # noqa: F401
+            import torch  # noqa: F401  (a real torch wins when installed)
+            del torch
         except ImportError:
             sys.path.append(os.path.join(HERE, "torch_stand_in"))
         import numpy

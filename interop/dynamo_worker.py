@@ -137,6 +137,7 @@ class Worker:
             global nc, np
             try:
                 import torch  # noqa: F401  (a real torch wins when installed)
+                del torch
             except ImportError:
                 sys.path.append(os.path.join(HERE, "torch_stand_in"))
             import numpy as np
@@ -258,19 +259,21 @@ def main(argv):
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, worker.finished.set)
 
-        async def handler(request, context=None):
+        async def streaming_handler(request, context=None):
             async for response in worker.handle(request, context):
                 yield response
 
-        if args.mode == "refuse":
-            def handler(request, context=None):  # noqa: F811 (not a generator: it fails before any stream exists)
-                worker.served += 1
-                request_id = context.id() if context is not None else "-"
-                if not args.quiet:
-                    say("REQUEST n=%d id=%s body=%s" % (worker.served, request_id, as_json(request)))
-                if args.requests and worker.served >= args.requests:
-                    worker.finished.set()
-                raise RuntimeError("dynamo_worker: refused %s" % request_id)
+        def refusing_handler(request, context=None):
+            """Not a generator: it fails before any stream exists (the runtime sends an error prologue)."""
+            worker.served += 1
+            request_id = context.id() if context is not None else "-"
+            if not args.quiet:
+                say("REQUEST n=%d id=%s body=%s" % (worker.served, request_id, as_json(request)))
+            if args.requests and worker.served >= args.requests:
+                worker.finished.set()
+            raise RuntimeError("dynamo_worker: refused %s" % request_id)
+
+        handler = refusing_handler if args.mode == "refuse" else streaming_handler
 
         serving = asyncio.ensure_future(endpoint.serve_endpoint(handler))
         # serve_endpoint registers in discovery before it starts accepting: wait until this instance is listed.
