@@ -1,9 +1,11 @@
 package io.nixlconnect;
 
 import io.nixlconnect.transport.MemoryRegion;
+import io.nixlconnect.transport.PeerNotLoadedException;
 import io.nixlconnect.transport.TransferAttributes;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -70,6 +72,16 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
         return local;
     }
 
+    /** Posts tried when the peer was evicted between its load and the post each time. */
+    private static final int MAX_POSTS_AFTER_EVICTION = 8;
+
+    private TransferHandle post(TransferOp op, List<MemoryRegion> local, String peerAgent, List<MemoryRegion> peer,
+            byte[] notification, boolean callerWaits) {
+        TransportAgent agent = connection().agent();
+        return callerWaits ? agent.postTransferForWaitingCaller(op, local, peerAgent, peer, notification)
+                : agent.postTransfer(op, local, peerAgent, peer, notification);
+    }
+
     /**
      * Registers, loads the peer, posts the transfer and arms the timeout. Called once by the connector. A
      * transport failure (peer unreachable, metadata refused) ends the operation ERRORED; argument errors throw.
@@ -107,9 +119,19 @@ public abstract sealed class ActiveOperation extends AbstractOperation permits R
                         + getClass().getSimpleName() + " started; no new operations are accepted");
             }
             byte[] notification = notificationKey().getBytes(StandardCharsets.UTF_8);
-            TransferHandle posted = callerWaits ? connection().agent().postTransferForWaitingCaller(op, local,
-                    peerAgent, peer, notification)
-                    : connection().agent().postTransfer(op, local, peerAgent, peer, notification);
+            TransferHandle posted = null;
+            for (int attempt = 1; posted == null; attempt++) {
+                try {
+                    posted = post(op, local, peerAgent, peer, notification, callerWaits);
+                } catch (PeerNotLoadedException evictedSinceLoad) {
+                    // Other operations loaded enough peers in between to evict this one from a bounded cache: load
+                    // it again and post again, a few times (past that the cache is far too small for the load).
+                    if (attempt == MAX_POSTS_AFTER_EVICTION) {
+                        throw evictedSinceLoad;
+                    }
+                    peerAgent = connection().loadRemote(agentMetadata);
+                }
+            }
             handle = posted;
             if (status().isTerminal()) {
                 posted.cancel(); // closed while posting: its finish found no handle to cancel

@@ -5,6 +5,7 @@ import io.nixlconnect.transport.MemoryRegistration;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.PassiveWindow;
 import io.nixlconnect.transport.PeerCounts;
+import io.nixlconnect.transport.PeerNotLoadedException;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
 import io.nixlconnect.transport.TransportAgent;
@@ -212,7 +213,7 @@ final class EmbeddedAgent implements TransportAgent {
         ensureOpen();
         LoadedPeer peer = remotes.get(remoteAgentName);
         if (peer == null) {
-            throw new TransportException("Remote agent '" + remoteAgentName + "' is not loaded on agent '" + name
+            throw new PeerNotLoadedException("Remote agent '" + remoteAgentName + "' is not loaded on agent '" + name
                     + "' (never loaded, or dropped since as the least recently used of the "
                     + transport.maxCachedPeers() + " peers an agent keeps loaded: embedded setting maxCachedPeers,"
                     + " nixl.connect.embedded.max-cached-peers)");

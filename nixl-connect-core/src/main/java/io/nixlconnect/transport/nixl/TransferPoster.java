@@ -4,6 +4,7 @@ import io.nixlconnect.cuda.DeviceContext;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.TransferHandle;
 import io.nixlconnect.transport.TransferOp;
+import io.nixlconnect.transport.PeerNotLoadedException;
 import io.nixlconnect.transport.TransportException;
 
 import java.util.ArrayList;
@@ -57,7 +58,7 @@ final class TransferPoster {
             // Under the peers' monitor so a peer cannot be replaced between creating the request and posting it.
             synchronized (peers) {
                 if (!peers.isLoaded(remote)) {
-                    throw new TransportException("remote agent '" + remote + "' is not loaded in NIXL agent "
+                    throw new PeerNotLoadedException("remote agent '" + remote + "' is not loaded in NIXL agent "
                             + core.name() + "; load its metadata first");
                 }
                 if (localData.isEmpty()) {
