@@ -8,7 +8,7 @@ the operation released with `with`. Driven line by line over stdin:
   read JSON [again]    -> "RESULT ok MICROS" or "RESULT failed MICROS TYPE: MESSAGE" (or "RESULT wrong ...": a
   write JSON [again]      block's first 8 bytes are not its source address); with "again" a second RESULT line for
                           the same metadata once more (the module keeps no record of spent metadata: it tries)
-  stats                -> "STATS RSS_KIB ALLOCATED_BLOCKS PEERS REGISTRATIONS_LEFT IN_FLIGHT"
+  stats                -> "STATS RSS_KIB ALLOCATED_BLOCKS PEERS REGISTRATIONS_LEFT IN_FLIGHT FDS"
   exit
 
 With the argument "reader" it is the reader that the soak kills or stops mid-read: "READY", then on
@@ -103,8 +103,8 @@ class Consumer:
     def stats(self):
         connection = self.connector._shared_connection  # observing only: the module's one agent
         peers = len(connection._remote_refs) if connection is not None else 0
-        say("STATS %d %d %d %d %d" % (rss_kib(), sys.getallocatedblocks(), peers, self.registrations_left,
-                                      self.in_flight))
+        say("STATS %d %d %d %d %d %d" % (rss_kib(), sys.getallocatedblocks(), peers, self.registrations_left,
+                                         self.in_flight, len(os.listdir("/proc/self/fd"))))
 
 
 def consume(loop):

@@ -74,12 +74,18 @@ final class PythonSoakConsumer implements SoakConsumer {
         return process.rssKiB();
     }
 
-    /** "STATS RSS_KIB ALLOCATED_BLOCKS PEERS REGISTRATIONS_LEFT IN_FLIGHT". */
+    @Override
+    public long fds() throws Exception {
+        return Long.parseLong(process.stats()[6]);
+    }
+
+    /** "STATS RSS_KIB ALLOCATED_BLOCKS PEERS REGISTRATIONS_LEFT IN_FLIGHT FDS". */
     @Override
     public String describe() throws Exception {
         String[] stats = process.stats();
         return String.format("Python, heap %s blocks (sys.getallocatedblocks), RSS %s KiB, peers %s, registrations"
-                + " left after their operation %s, in flight %s", stats[2], stats[1], stats[3], stats[4], stats[5]);
+                + " left after their operation %s, in flight %s, fds %s", stats[2], stats[1], stats[3], stats[4],
+                stats[5], stats[6]);
     }
 
     @Override

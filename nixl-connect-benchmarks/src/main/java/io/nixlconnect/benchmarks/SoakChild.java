@@ -44,8 +44,11 @@ final class SoakChild {
 
     /** A JVM running {@link NixlSoak} in {@code role} ("producer" or "reader"). */
     static SoakChild java(String role) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-XX:ErrorFile=" + CRASH_DIR.resolve("hs_err_pid%p.log"), "-Dsoak.crashDir=" + CRASH_DIR,
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        // The producer's heap fixed and touched at start, as the coordinator's (benchmarks/run-soak.sh): its RSS then
+        // moves with what it keeps, not with how the collector sizes the heap under the load of the moment.
+        command.addAll(role.equals("producer") ? List.of("-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch") : List.of("-Xmx512m"));
+        command.addAll(List.of("-XX:ErrorFile=" + CRASH_DIR.resolve("hs_err_pid%p.log"), "-Dsoak.crashDir=" + CRASH_DIR,
                 "-Dnixl.library.path=" + System.getProperty("nixl.library.path", System.getenv("NIXL_LIBRARY_DIR")),
                 "-cp", System.getProperty("java.class.path"), NixlSoak.class.getName(), role));
         return start(new ProcessBuilder(command));
@@ -128,6 +131,7 @@ final class SoakChild {
 
     void kill() throws InterruptedException {
         process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        input.close(); // the pipe to it: the soak counts its own file descriptors
     }
 
     /** Asks it to exit; null if it did with 0, else what happened (not exiting within 30 s, another exit code). */
@@ -137,6 +141,7 @@ final class SoakChild {
             kill();
             return "did not exit within 30 s";
         }
+        input.close();
         return process.exitValue() == 0 ? null : "exited with " + process.exitValue();
     }
 

@@ -17,6 +17,18 @@ interface SoakConsumer {
 
     long rssKiB() throws Exception;
 
+    /** File descriptors the consumer's process holds open. */
+    long fds() throws Exception;
+
+    /** Called once warmed up, where growth is measured from (the Java consumer takes its JVM's NMT baseline). */
+    default void warmedUp() throws Exception {
+    }
+
+    /** What the runtime's own accounts say grew since {@link #warmedUp()}, for the report; empty if they say nothing. */
+    default String runtimeGrowth() throws Exception {
+        return "";
+    }
+
     /** One line for the interval report: heap, RSS, loaded peers, registrations, transfers in flight. */
     String describe() throws Exception;
 
