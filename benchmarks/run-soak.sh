@@ -7,8 +7,8 @@
 # p50/p99, heap, RSS, kept bytes, loaded peers, registrations, file descriptors; exits 1 when a target is missed
 # (the targets: io.nixlconnect.benchmarks.SoakFigures, docs/reliability.md).
 #
-# NIXL_SOAK_INJECT_LEAK=registration|fd|memory (or several, comma-separated; test-only): the Java consumer leaks one
-# registration, file descriptor or 64 KiB of memory per operation, and the pass must fail naming it.
+# NIXL_SOAK_INJECT_LEAK=registration|fd|memory|heap (or several, comma-separated; test-only): the Java consumer leaks one
+# registration, file descriptor, 64 KiB of native memory or 16 KiB of heap per operation, and the pass must fail naming it.
 #
 #   benchmarks/run-soak.sh [SECONDS [INTERVAL_SECONDS]]    # default 1800 s a pass, reports every 60 s
 #

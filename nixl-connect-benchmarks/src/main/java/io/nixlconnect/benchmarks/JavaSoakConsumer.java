@@ -11,6 +11,8 @@ import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.SerializedDescriptor;
 import io.nixlconnect.TransferTimeoutException;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryUsage;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -18,6 +20,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -30,12 +33,12 @@ import java.util.stream.Stream;
  *
  * <p>Test-only: {@value #LEAK_VARIABLE} (read by the soak only) makes it leak per operation, to show that the soak
  * fails on a leak: "registration" keeps a 4 KiB descriptor registered with the connector, "fd" keeps a file open,
- * "memory" keeps a 64 KiB descriptor it wrote to (several, comma-separated).
+ * "memory" keeps a 64 KiB descriptor it wrote to, "heap" keeps a 16 KiB array (several, comma-separated).
  */
 final class JavaSoakConsumer implements SoakConsumer {
 
     static final String LEAK_VARIABLE = "NIXL_SOAK_INJECT_LEAK";
-    static final Set<String> LEAKS = Set.of("registration", "fd", "memory");
+    static final Set<String> LEAKS = Set.of("registration", "fd", "memory", "heap");
 
     private final SoakFigures figures;
     private final SplittableRandom random;
@@ -90,6 +93,10 @@ final class JavaSoakConsumer implements SoakConsumer {
                     bytes.put(page, (byte) 1); // resident, as memory a consumer used is
                 }
                 leaked.add(kept);
+            }
+            if (leaks.contains("heap")) {
+                byte[] kept = new byte[16 << 10];
+                leaked.add(() -> Arrays.fill(kept, (byte) 0));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -190,8 +197,16 @@ final class JavaSoakConsumer implements SoakConsumer {
     }
 
     @Override
-    public String runtimeGrowth() {
+    public RuntimeGrowth runtimeGrowth() {
         return NativeMemoryTracking.growthSinceBaseline();
+    }
+
+    /** After a full collection (the soak's JVM does not disable explicit ones): what the consumer keeps on the heap. */
+    @Override
+    public long liveHeapKiB() {
+        System.gc();
+        MemoryUsage heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
+        return heap.getUsed() >> 10;
     }
 
     @Override

@@ -85,7 +85,8 @@ public final class NixlSoak {
                     nextReport += TimeUnit.SECONDS.toNanos(interval);
                     if (minute == 1) { // warmed up: compiled, pool touched, peers loaded; growth counts from here
                         consumer.warmedUp();
-                        figures.warmedUp(consumer.rssKiB(), consumer.fds());
+                        long liveHeap = consumer.liveHeapKiB();
+                        figures.warmedUp(consumer.rssKiB(), consumer.fds(), liveHeap);
                     }
                 }
             }
@@ -107,7 +108,9 @@ public final class NixlSoak {
                         + " bytes, in flight " + stats[6]);
             }
             figures.report(++minute, consumer.describe(), consumer.rssKiB(), producer.stats());
-            figures.judgeGrowth(consumer.rssKiB(), consumer.fds(), consumer.runtimeGrowth());
+            long liveHeap = consumer.liveHeapKiB();
+            figures.judgeGrowth(new SoakFigures.Footprint(figures.operations(), consumer.rssKiB(), consumer.fds(),
+                    liveHeap), consumer.runtimeGrowth());
         } finally {
             if (spareReader != null) {
                 spareReader.kill();

@@ -24,9 +24,23 @@ interface SoakConsumer {
     default void warmedUp() throws Exception {
     }
 
-    /** What the runtime's own accounts say grew since {@link #warmedUp()}, for the report; empty if they say nothing. */
-    default String runtimeGrowth() throws Exception {
-        return "";
+    /** What the runtime's own accounts say grew since {@link #warmedUp()} (none where they say nothing). */
+    default RuntimeGrowth runtimeGrowth() throws Exception {
+        return RuntimeGrowth.NONE;
+    }
+
+    /** Live heap after a full collection, KiB; -1 where the consumer has no heap of its own to measure so. */
+    default long liveHeapKiB() throws Exception {
+        return -1;
+    }
+
+    /**
+     * What the runtime's accounts say grew: {@code report}, a line for the report (empty: nothing known);
+     * {@code compilerKiB}, the part that grows with the machine's load rather than with the operations (a JVM's
+     * just-in-time compiler: code and its arenas, compiled later the busier the machine).
+     */
+    record RuntimeGrowth(String report, long compilerKiB) {
+        static final RuntimeGrowth NONE = new RuntimeGrowth("", 0);
     }
 
     /** One line for the interval report: heap, RSS, loaded peers, registrations, transfers in flight. */
