@@ -4,7 +4,11 @@
 # closes each once done; a consumer reads and writes them, and at random requests are aborted before they are read,
 # spent metadata is read again, readers in their own process are SIGKILLed mid-read or SIGSTOPped past the drain
 # limit and then killed, and the producer is restarted. Prints per interval: operations, failures by cause,
-# p50/p99, heap, RSS, kept bytes, loaded peers, registrations; exits 1 when a target is missed.
+# p50/p99, heap, RSS, kept bytes, loaded peers, registrations, file descriptors; exits 1 when a target is missed
+# (the targets: io.nixlconnect.benchmarks.SoakFigures, docs/reliability.md).
+#
+# NIXL_SOAK_INJECT_LEAK=registration|fd|memory|heap (or several, comma-separated; test-only): the Java consumer leaks one
+# registration, file descriptor, 64 KiB of native memory or 16 KiB of heap per operation, and the pass must fail naming it.
 #
 #   benchmarks/run-soak.sh [SECONDS [INTERVAL_SECONDS]]    # default 1800 s a pass, reports every 60 s
 #
@@ -43,7 +47,9 @@ for transports in ${SOAK_TRANSPORTS:-tcp,self default}; do
     echo "== $(date -u +%FT%TZ) $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg); UCX_TLS=$transports; $consumer consumer"
     (
       if [[ "$transports" == default ]]; then unset UCX_TLS; else export UCX_TLS="$transports"; fi
-      java -Xmx512m -Dnixl.library.path="$NIXL_LIBRARY_DIR" -Dsoak.pythonScript="$snapshot/interop/dynamo_soak_consumer.py" \
+      # A fixed heap touched at start (as the producer's): the consumer's RSS then moves with what it keeps, not with
+      # how the collector sizes its heap under the load of the moment; NMT tells the JVM's own growth from NIXL's.
+      java --enable-native-access=ALL-UNNAMED -Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:NativeMemoryTracking=summary -Dnixl.library.path="$NIXL_LIBRARY_DIR" -Dsoak.pythonScript="$snapshot/interop/dynamo_soak_consumer.py" \
         -cp "$classpath" io.nixlconnect.benchmarks.NixlSoak "$pass_seconds" "$interval" "$consumer" \
         2> >(grep -v " INFO \| WARN \|Failed to load CuPy" >&2)
     ) || status=1

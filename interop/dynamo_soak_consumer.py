@@ -8,7 +8,8 @@ the operation released with `with`. Driven line by line over stdin:
   read JSON [again]    -> "RESULT ok MICROS" or "RESULT failed MICROS TYPE: MESSAGE" (or "RESULT wrong ...": a
   write JSON [again]      block's first 8 bytes are not its source address); with "again" a second RESULT line for
                           the same metadata once more (the module keeps no record of spent metadata: it tries)
-  stats                -> "STATS RSS_KIB ALLOCATED_BLOCKS PEERS REGISTRATIONS_LEFT IN_FLIGHT"
+  stats                -> "STATS RSS_KIB ALLOCATED_BLOCKS PEERS REGISTRATIONS_LEFT IN_FLIGHT FDS SOCKETS" (FDS: open
+                          file descriptors other than sockets; SOCKETS: open sockets)
   exit
 
 With the argument "reader" it is the reader that the soak kills or stops mid-read: "READY", then on
@@ -38,6 +39,21 @@ TIMEOUT_S = 10.0
 def say(line):
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
+
+
+def open_fds():
+    """(file descriptors other than sockets, sockets) this process holds open."""
+    sockets = others = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+        if target.startswith("socket:"):
+            sockets += 1
+        else:
+            others += 1
+    return others, sockets
 
 
 def rss_kib():
@@ -103,8 +119,8 @@ class Consumer:
     def stats(self):
         connection = self.connector._shared_connection  # observing only: the module's one agent
         peers = len(connection._remote_refs) if connection is not None else 0
-        say("STATS %d %d %d %d %d" % (rss_kib(), sys.getallocatedblocks(), peers, self.registrations_left,
-                                      self.in_flight))
+        say("STATS %d %d %d %d %d %d %d" % ((rss_kib(), sys.getallocatedblocks(), peers, self.registrations_left,
+                                             self.in_flight) + open_fds()))
 
 
 def consume(loop):

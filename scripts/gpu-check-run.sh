@@ -6,17 +6,30 @@ set -uo pipefail
 here="${BASH_SOURCE[0]%/*}"
 [[ "$here" == "${BASH_SOURCE[0]}" ]] && here=.
 here="$(cd "$here" && pwd)"
-java="$here/runtime/bin/java"
 classpath="$here/lib/*"
 launcher="$(ls "$here"/junit/junit-platform-console-standalone-*.jar 2>/dev/null | head -n 1)"
-logs="${GPU_CHECK_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/nixl-connect-gpu-check.XXXXXX")}"
-mkdir -p "$logs"
 export NIXL_TEST_GPU_REQUIRED=1
 
 EXIT_FAILED=1
 EXIT_GPU_EXPECTED=3
 EXIT_NO_BUNDLE=4
-[[ -x "$java" && -n "$launcher" && -f "$here/nixl.tar.xz" ]] || { echo "run.sh: incomplete bundle in $here" >&2; exit $EXIT_NO_BUNDLE; }
+[[ -f "$here/runtime.tar.xz" && -n "$launcher" && -f "$here/nixl.tar.xz" ]] \
+    || { echo "run.sh: incomplete bundle in $here" >&2; exit $EXIT_NO_BUNDLE; }
+logs="${GPU_CHECK_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/nixl-connect-gpu-check.XXXXXX")}"
+mkdir -p "$logs"
+
+unpack() { # archive.tar.xz folder
+    mkdir -p "$2"
+    if command -v xz >/dev/null; then
+        tar --extract --xz --file "$1" --directory "$2"
+    else
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$1" "$2"
+    fi
+}
+# The Java runtime and NIXL's libraries travel xz-compressed (the bundle must fit what a device run carries).
+unpack "$here/runtime.tar.xz" "$logs/runtime" || { echo "run.sh: cannot unpack the Java runtime into $logs" >&2; exit $EXIT_NO_BUNDLE; }
+java="$logs/runtime/bin/java"
+"$java" -version >/dev/null 2>&1 || { echo "run.sh: the bundled Java runtime does not start" >&2; exit $EXIT_NO_BUNDLE; }
 
 summary=()
 failed=0
@@ -66,12 +79,7 @@ fi
 
 echo "==== NIXL"
 nixl_root="$logs/nixl"
-mkdir -p "$nixl_root"
-if command -v xz >/dev/null; then
-    tar --extract --xz --file "$here/nixl.tar.xz" --directory "$nixl_root"
-else
-    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$here/nixl.tar.xz" "$nixl_root"
-fi
+unpack "$here/nixl.tar.xz" "$nixl_root"
 NIXL_LIBRARY_DIR="$(dirname "$(find "$nixl_root" -name libnixl_capi.so | head -n 1)")"
 export NIXL_LIBRARY_DIR NIXL_PLUGIN_DIR="$NIXL_LIBRARY_DIR/plugins"
 echo "NIXL unpacked: $NIXL_LIBRARY_DIR"

@@ -21,8 +21,9 @@ import java.util.concurrent.TimeUnit;
  * {@link PythonSoakConsumer}) — and at random: requests are aborted before they are read, spent metadata is read
  * again, readers in their own process (of the consumer's kind) are killed with SIGKILL mid-read or stopped with
  * SIGSTOP past the drain limit and then killed, and the producer is restarted under its name. Every interval it prints
- * operations, failures by cause, p50/p99, heap and RSS of both sides, kept bytes, loaded peers and registrations; at
- * the end it checks the targets and exits 1 if one is missed.
+ * operations, failures by cause, p50/p99, heap and RSS of both sides, kept bytes, loaded peers, registrations and file
+ * descriptors; at the end it checks the targets ({@link SoakFigures}) and exits 1 if one is missed. Test-only:
+ * {@code NIXL_SOAK_INJECT_LEAK} makes the Java consumer leak per operation ({@link JavaSoakConsumer}).
  *
  * <pre>
  * java -cp … io.nixlconnect.benchmarks.NixlSoak SECONDS [INTERVAL_SECONDS [java|python]]  (-Dnixl.library.path=DIR)
@@ -64,6 +65,10 @@ public final class NixlSoak {
         producer = SoakChild.java("producer");
         producer.next("READY");
         boolean python = consumerKind.equals("python");
+        if (python && !JavaSoakConsumer.injectedLeaks().isEmpty()) {
+            System.out.println("soak: " + JavaSoakConsumer.LEAK_VARIABLE + " is for the Java consumer only: no leak"
+                    + " injected into the Python one");
+        }
         SoakConsumer consumer = python ? new PythonSoakConsumer(figures) : new JavaSoakConsumer(figures, random);
         // The Python consumer moves about 1/20 as many requests (the module registers every block per operation):
         // rarer faults five times as often, so that a short pass still meets each several times.
@@ -78,6 +83,11 @@ public final class NixlSoak {
                 if (System.nanoTime() >= nextReport) {
                     figures.report(++minute, consumer.describe(), consumer.rssKiB(), producer.stats());
                     nextReport += TimeUnit.SECONDS.toNanos(interval);
+                    if (minute == 1) { // warmed up: compiled, pool touched, peers loaded; growth counts from here
+                        consumer.warmedUp();
+                        long liveHeap = consumer.liveHeapKiB();
+                        figures.warmedUp(consumer.rssKiB(), consumer.fds(), liveHeap);
+                    }
                 }
             }
             // Targets: the producer is usable after all of it, and everything is back to idle.
@@ -91,16 +101,16 @@ public final class NixlSoak {
             if (cleanFailures > 0) {
                 figures.miss(cleanFailures + " of 20 clean operations at the end failed: a peer was left unusable");
             }
-            figures.report(++minute, consumer.describe(), consumer.rssKiB(), producer.stats());
             consumer.notIdle().forEach(figures::miss);
-            String[] stats = producer.stats();
+            String[] stats = producerIdle();
             if (!stats[5].equals("0") || !stats[6].equals("0")) {
-                figures.miss("producer not back to idle: registrations beyond its pool " + stats[5] + ", in flight "
-                        + stats[6]);
+                figures.miss("producer not back to idle within 30 s: registrations beyond its pool " + stats[5]
+                        + " bytes, in flight " + stats[6]);
             }
-            if (Long.parseLong(stats[3]) > NixlSettings.DEFAULT_MAX_KEPT_BYTES) {
-                figures.miss("producer keeps " + stats[3] + " bytes resident, over the cap");
-            }
+            figures.report(++minute, consumer.describe(), consumer.rssKiB(), producer.stats());
+            long liveHeap = consumer.liveHeapKiB();
+            figures.judgeGrowth(new SoakFigures.Footprint(figures.operations(), consumer.rssKiB(), consumer.fds(),
+                    liveHeap), consumer.runtimeGrowth());
         } finally {
             if (spareReader != null) {
                 spareReader.kill();
@@ -114,7 +124,7 @@ public final class NixlSoak {
                 figures.miss("the producer " + stopped);
             }
         }
-        return figures.verdict(SoakChild.crashLogs());
+        return figures.verdict(SoakChild.crashLogs(), seconds);
     }
 
     /**
@@ -137,6 +147,25 @@ public final class NixlSoak {
                 consumer.transfer(metadata, roll % 2 == 0, roll < 3 * rare + 114);
             }
         }
+    }
+
+    /**
+     * The producer's stats once it is back to idle (no registration beyond its pool, nothing in flight), or after 30 s:
+     * a window closed mid-read is released at its drain limit (1.2 s for 64 MiB), which a loaded machine may run late.
+     */
+    private String[] producerIdle() throws InterruptedException {
+        long began = System.nanoTime();
+        long deadline = began + TimeUnit.SECONDS.toNanos(30);
+        String[] stats = producer.stats();
+        while ((!stats[5].equals("0") || !stats[6].equals("0")) && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            stats = producer.stats();
+        }
+        long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
+        if (waited >= 100) {
+            System.out.println("producer back to idle after " + waited + " ms");
+        }
+        return stats;
     }
 
     /** The producer's metadata for a new KV-shaped readable or writable; null (counted) if it is gone. */

@@ -88,7 +88,8 @@ final class SoakProcesses {
                                 + NixlSoak.rssKiB(Path.of("/proc/self/status"))
                                 + " " + details.get("bytesKeptResident") + " " + details.get("bytesKeptAfterDrainLimit")
                                 + " " + (connector.registeredBytes() - poolRegistration) + " "
-                                + connector.inFlightOperations());
+                                + connector.inFlightOperations() + " " + openFileDescriptors() + " "
+                                + connector.remoteAgentCount());
                     }
                     case "exit" -> {
                         return;
@@ -96,6 +97,13 @@ final class SoakProcesses {
                     default -> out.println("ERROR unknown command " + words[0]);
                 }
             }
+        }
+    }
+
+    /** File descriptors this process holds open. */
+    static long openFileDescriptors() throws java.io.IOException {
+        try (var open = java.nio.file.Files.list(Path.of("/proc/self/fd"))) {
+            return open.count() - 1; // less the one listing them
         }
     }
 
