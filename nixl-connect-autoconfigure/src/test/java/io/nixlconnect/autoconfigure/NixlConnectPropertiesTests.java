@@ -62,6 +62,9 @@ class NixlConnectPropertiesTests {
         assertThat(properties.getNixl().getBackendParameters()).isEqualTo(nixl.backendParameters());
         assertThat(NixlConnectorFactory.nixl(properties.getNixl()).nixlProgressThreadDelayMicros())
                 .isEqualTo(nixl.nixlProgressThreadDelayMicros());
+        assertThat(properties.getNixl().getMaxLoadedPeers()).isEqualTo(nixl.maxLoadedPeers()).isEqualTo(512);
+        assertThat(properties.getNixl().getPeerIdleLimit()).isEqualTo(nixl.peerIdleLimit())
+                .isEqualTo(Duration.ofMinutes(30));
     }
 
     @Test

@@ -8,21 +8,33 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * The peers loaded into one NIXL agent and the metadata each was loaded from, and when a peer is replaced
- * or evicted. This agent alone decides a peer's lifetime: loading the same metadata again is a lookup, and
- * a peer stays loaded (connected: UCX wire-up costs milliseconds) until more than {@link #MAX_LOADED_PEERS}
- * are, when the least recently used one with no transfer in flight is invalidated, or until close.
+ * The peers loaded into one NIXL agent and the metadata each was loaded from, and when a peer is replaced,
+ * evicted or dropped. This agent alone decides a peer's lifetime: loading the same metadata again is a lookup, and
+ * a peer stays loaded (connected: UCX wire-up costs milliseconds) until one of these, each only while no transfer to
+ * it is in flight: more than {@link NixlSettings#maxLoadedPeers} are loaded (the least recently used goes: evicted);
+ * it went unused for {@link NixlSettings#peerIdleLimit} (idle-closed); a transfer to it failed (departed: its process
+ * ended, or its endpoint failed; dropped at once rather than at a next load that may never come, since a restarted
+ * peer comes back under a new name); the agent closes.
+ *
+ * <p>What unloading releases (NIXL 1.5.1): the peer's loaded metadata and, when its UCX endpoint had failed (the
+ * peer left), the endpoint and its socket. The endpoint of a peer still alive is closed in UCX's flush mode, which
+ * keeps an endpoint the peer connected back to until the worker is destroyed: that socket stays open on both ends
+ * until either process ends, and the peer's next load opens a new one (docs/nixl.md). Hence a limit sized so that a
+ * fleet stays loaded, and a long idle limit.
  *
  * <p>Peers are independent of one another (issue 32: one agent-wide monitor made every operation wait for every
  * other peer's load). Each {@link Peer} has two locks: {@link Peer#loading}, which one load of that peer holds at a
@@ -38,7 +50,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 final class NixlPeers {
 
     private static final Logger log = LoggerFactory.getLogger(NixlPeers.class);
-    static final int MAX_LOADED_PEERS = 64;
+    /** How often the progress loop looks for peers to drop (departed, idle). */
+    static final long SWEEP_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** How many dropped peer names are remembered, to count a peer that is loaded again as reconnected. */
+    static final int REMEMBERED_DEPARTED = 1024;
 
     /**
      * The two native calls that load and free a peer; {@link #NIXL} in the agent. A test wraps them to hold one
@@ -87,6 +102,8 @@ final class NixlPeers {
     private final NixlAgentCore core;
     private final NativePeerCalls calls;
     private final int maxLoaded;
+    private final long idleLimitNanos;
+    private volatile long nextSweepNanos = System.nanoTime();
     private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
     private final AtomicInteger loadedCount = new AtomicInteger();
     /**
@@ -94,20 +111,31 @@ final class NixlPeers {
      * disconnected"), so they are torn down and connected anew at their next load.
      */
     private final Set<String> broken = ConcurrentHashMap.newKeySet();
+    /** Names of peers dropped after a failure, most recent last: one loaded again counts as reconnected. */
+    private final Set<String> departedNames = Collections.synchronizedSet(Collections.newSetFromMap(
+            new LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+                    return size() > REMEMBERED_DEPARTED;
+                }
+            }));
     private final LongAdder reconnected = new LongAdder();
     private final LongAdder evicted = new LongAdder();
+    private final LongAdder departed = new LongAdder();
+    private final LongAdder idleClosed = new LongAdder();
 
-    NixlPeers(NixlAgentCore core) {
-        this(core, NIXL, MAX_LOADED_PEERS);
+    NixlPeers(NixlAgentCore core, NixlSettings settings) {
+        this(core, NIXL, settings.maxLoadedPeers(), settings.peerIdleLimit());
     }
 
-    NixlPeers(NixlAgentCore core, NativePeerCalls calls, int maxLoaded) {
+    NixlPeers(NixlAgentCore core, NativePeerCalls calls, int maxLoaded, Duration idleLimit) {
         if (maxLoaded < 1) {
             throw new IllegalArgumentException("at least one peer must be allowed to be loaded, was " + maxLoaded);
         }
         this.core = core;
         this.calls = calls;
         this.maxLoaded = maxLoaded;
+        this.idleLimitNanos = idleLimit.isZero() ? 0 : Math.max(1, idleLimit.toNanos());
     }
 
     /**
@@ -170,6 +198,9 @@ final class NixlPeers {
                 peer.held = metadata.clone();
                 if (fresh) {
                     loadedCount.incrementAndGet();
+                    if (!departedNames.isEmpty() && departedNames.remove(peer.name)) {
+                        reconnected.increment();
+                    }
                 }
                 return peer.name;
             }
@@ -257,6 +288,40 @@ final class NixlPeers {
                 + " the metadata at hand", core.name(), peer.name);
     }
 
+    /**
+     * The progress loop's turn (holding the agent's lifecycle read lock, the agent open), at most every
+     * {@link #SWEEP_INTERVAL_NANOS}: drops the peers a transfer to which failed and the peers idle past the limit,
+     * each once no transfer to it is in flight. Only tries locks: a peer in use is left for a later turn.
+     */
+    void sweep(long now) {
+        if (now - nextSweepNanos < 0) {
+            return;
+        }
+        nextSweepNanos = now + SWEEP_INTERVAL_NANOS;
+        if (!broken.isEmpty()) {
+            for (String name : broken) {
+                Peer peer = peers.get(name);
+                if (peer == null || !peer.loaded()) {
+                    broken.remove(name);
+                } else if (drop(peer)) {
+                    departed.increment();
+                    departedNames.add(name);
+                    log.info("NIXL agent {}: peer {} dropped: a transfer to it failed (it left, or its connection"
+                            + " failed); it connects anew if it is loaded again", core.name(), name);
+                }
+            }
+        }
+        if (idleLimitNanos > 0) {
+            for (Peer peer : peers.values()) {
+                if (peer.loaded() && now - peer.lastUsedNanos > idleLimitNanos && drop(peer)) {
+                    idleClosed.increment();
+                    log.debug("NIXL agent {}: peer {} unloaded after {} s unused", core.name(), peer.name,
+                            TimeUnit.NANOSECONDS.toSeconds(idleLimitNanos));
+                }
+            }
+        }
+    }
+
     /** How many peers were torn down after a failed transfer and loaded anew (health). */
     long reconnectedCount() {
         return reconnected.sum();
@@ -265,6 +330,16 @@ final class NixlPeers {
     /** How many idle peers were invalidated to keep at most the limit loaded. */
     long evictedCount() {
         return evicted.sum();
+    }
+
+    /** How many peers were dropped after a transfer to them failed (health). */
+    long departedCount() {
+        return departed.sum();
+    }
+
+    /** How many peers were unloaded after going unused for the idle limit (health). */
+    long idleClosedCount() {
+        return idleClosed.sum();
     }
 
     /** Peers a transfer to which failed, to be torn down at their next load (health). */
@@ -368,21 +443,6 @@ final class NixlPeers {
         } finally {
             peer.loading.unlock();
         }
-    }
-
-    /** Which of {@code peers} (oldest first) to unload to get down to {@code max}, never one in {@code busy}. */
-    static List<String> evictable(Collection<String> peers, int max, Set<String> busy) {
-        List<String> evict = new ArrayList<>();
-        int excess = peers.size() - max;
-        for (String peer : peers) {
-            if (evict.size() >= excess) {
-                break;
-            }
-            if (!busy.contains(peer)) {
-                evict.add(peer);
-            }
-        }
-        return evict;
     }
 
     /**

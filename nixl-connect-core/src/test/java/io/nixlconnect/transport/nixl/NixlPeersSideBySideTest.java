@@ -123,7 +123,7 @@ class NixlPeersSideBySideTest {
             targets.add(target);
         }
         calls = new HeldLoad(slow.name());
-        NixlPeers peers = new NixlPeers(consumer, calls, NixlPeers.MAX_LOADED_PEERS);
+        NixlPeers peers = new NixlPeers(consumer, calls, NixlSettings.DEFAULT_MAX_LOADED_PEERS, NixlSettings.DEFAULT_PEER_IDLE_LIMIT);
         ProgressLoop unstarted = new ProgressLoop("unstarted", consumer);
         TransfersInFlight inFlight = new TransfersInFlight(consumer, unstarted);
         PeerLoader loader = new PeerLoader(consumer, peers, inFlight);
@@ -172,7 +172,7 @@ class NixlPeersSideBySideTest {
         NixlAgentCore consumer = agents.open("consumer");
         NixlAgentCore producer = agents.open("producer");
         calls = new HeldLoad(producer.name());
-        NixlPeers peers = new NixlPeers(consumer, calls, NixlPeers.MAX_LOADED_PEERS);
+        NixlPeers peers = new NixlPeers(consumer, calls, NixlSettings.DEFAULT_MAX_LOADED_PEERS, NixlSettings.DEFAULT_PEER_IDLE_LIMIT);
         PeerLoader loader = new PeerLoader(consumer, peers,
                 new TransfersInFlight(consumer, new ProgressLoop("unstarted", consumer)));
         byte[] metadata = producer.localMetadata();
