@@ -255,6 +255,20 @@ public class NixlConnectProperties implements Validator {
         /** How long a loaded peer may go unused before it is unloaded; 0 never unloads an idle peer. */
         private Duration peerIdleLimit = NixlSettings.DEFAULT_PEER_IDLE_LIMIT;
 
+        /**
+         * Where UCX writes its own messages (UCX_LOG_FILE, set before UCX starts; %p is the process id, %h the host
+         * name); empty leaves UCX's default, stdout. UCX_LOG_FILE in the environment wins.
+         */
+        private String ucxLogFile = NixlSettings.DEFAULT_UCX_LOG_FILE;
+
+        public String getUcxLogFile() {
+            return ucxLogFile;
+        }
+
+        public void setUcxLogFile(String ucxLogFile) {
+            this.ucxLogFile = ucxLogFile;
+        }
+
         public int getMaxLoadedPeers() {
             return maxLoadedPeers;
         }

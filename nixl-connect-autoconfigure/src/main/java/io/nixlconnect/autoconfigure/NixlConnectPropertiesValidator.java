@@ -162,6 +162,9 @@ final class NixlConnectPropertiesValidator implements Validator {
             errors.rejectValue("peerIdleLimit", "negative", "must be zero (never) or positive, such as 30m (the"
                     + " default)");
         }
+        if (nixl.getUcxLogFile() != null && nixl.getUcxLogFile().indexOf('\0') >= 0) {
+            errors.rejectValue("ucxLogFile", "invalid", "must be free of NUL characters");
+        }
         Duration progressDelay = nixl.getProgressThreadDelay();
         if (progressDelay != null && progressDelay.isNegative()) {
             errors.rejectValue("progressThreadDelay", "negative", "must be zero or positive when set, such as 100us "

@@ -141,7 +141,8 @@ final class NixlConnectorFactory {
                 .withDrainLimit(nixl.getDrainLimit())
                 .withMaxKeptBytes(nixl.getMaxKeptMemory().toBytes())
                 .withMaxLoadedPeers(nixl.getMaxLoadedPeers())
-                .withPeerIdleLimit(nixl.getPeerIdleLimit());
+                .withPeerIdleLimit(nixl.getPeerIdleLimit())
+                .withUcxLogFile(nixl.getUcxLogFile() == null ? "" : nixl.getUcxLogFile());
     }
 
     private static Path path(String value) {

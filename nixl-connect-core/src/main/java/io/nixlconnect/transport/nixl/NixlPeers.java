@@ -360,15 +360,25 @@ final class NixlPeers {
     }
 
     private TransportException loadFailure(byte[] metadata, int status) {
+        String what = "NIXL agent " + core.name() + " could not load remote agent metadata (" + metadata.length
+                + " bytes): " + NixlCapi.statusName(status) + ". ";
+        String exhausted = status == NixlCapi.ERROR_BACKEND ? FileDescriptors.exhaustion() : null;
+        if (exhausted != null) {
+            // UCX could not open a socket (EMFILE); NIXL says only ERROR_BACKEND, and UCX_TLS is not the cause.
+            return new TransportException(what + "File descriptors ran out: " + exhausted + ", so UCX could not open"
+                    + " a connection to the peer. Each loaded NIXL peer holds one (" + loadedCount.get() + " loaded"
+                    + " now, at most " + maxLoaded + ": nixl.connect.nixl.max-loaded-peers); raise the limit or close"
+                    + " what else holds descriptors. The peer is loaded at its next operation once descriptors are"
+                    + " free. UCX's log: " + UcxLog.where());
+        }
         String hint = status == -1
                 // UCX refuses a connection for a name it is connected to already (NIXL kept a stale one).
                 ? "NIXL's backend still holds a connection to an agent of that name that it did not release"
                 : "most often UCX found no transport or network interface that reaches the peer (UCX_TLS,"
-                        + " UCX_NET_DEVICES; NIXL's log says which), else the peer runs a NIXL or UCX this one cannot"
-                        + " talk to";
-        return new TransportException("NIXL agent " + core.name() + " could not load remote agent metadata ("
-                + metadata.length + " bytes): " + NixlCapi.statusName(status) + ". The metadata passed the format"
-                + " checks, so NIXL's backend refused it: " + hint);
+                        + " UCX_NET_DEVICES; NIXL's and UCX's logs say which: UCX's goes to " + UcxLog.where()
+                        + "), else the peer runs a NIXL or UCX this one cannot talk to";
+        return new TransportException(what + "The metadata passed the format checks, so NIXL's backend refused it: "
+                + hint);
     }
 
     /** NIXL names the peer as the validated blob does; anything else would file it under the wrong name. */

@@ -35,10 +35,14 @@ import org.jspecify.annotations.Nullable;
  *                          at least 1
  * @param peerIdleLimit     how long a loaded peer may go unused before it is unloaded; {@link Duration#ZERO} never
  *                          unloads an idle peer; not negative
+ * @param ucxLogFile        where UCX writes its own messages ({@code UCX_LOG_FILE}, set before UCX starts, with its
+ *                          {@code %p} and {@code %h}; at most twice 16 MiB kept); empty leaves UCX's default, stdout;
+ *                          {@code UCX_LOG_FILE} in the environment wins; only the first NIXL transport of a process
+ *                          sets it
  */
 public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, List<String> backends,
         Map<String, String> backendParameters, long nixlProgressThreadDelayMicros, Duration drainLimit,
-        long maxKeptBytes, int maxLoadedPeers, Duration peerIdleLimit) implements TransportSettings {
+        long maxKeptBytes, int maxLoadedPeers, Duration peerIdleLimit, String ucxLogFile) implements TransportSettings {
 
     /** The backend's name. */
     public static final String NAME = "nixl";
@@ -63,10 +67,20 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
      * reconnected over and over.
      */
     public static final Duration DEFAULT_PEER_IDLE_LIMIT = Duration.ofMinutes(30);
+    /**
+     * Default for {@link #ucxLogFile}: {@code <java.io.tmpdir>/nixl-connect-ucx-%p.log} (UCX puts the process id for
+     * {@code %p}), so that UCX's messages stay out of the application's stdout.
+     */
+    public static final String DEFAULT_UCX_LOG_FILE =
+            Path.of(System.getProperty("java.io.tmpdir"), "nixl-connect-ucx-%p.log").toString();
     public NixlSettings {
         drainLimit = drainLimit == null ? DEFAULT_DRAIN_LIMIT : drainLimit;
         if (drainLimit.isNegative() || drainLimit.isZero()) {
             throw new IllegalArgumentException("drainLimit must be positive, was " + drainLimit);
+        }
+        ucxLogFile = ucxLogFile == null ? DEFAULT_UCX_LOG_FILE : ucxLogFile;
+        if (ucxLogFile.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("ucxLogFile must be free of NUL characters");
         }
         if (maxLoadedPeers < 1) {
             throw new IllegalArgumentException("maxLoadedPeers must be at least 1, was " + maxLoadedPeers);
@@ -97,57 +111,68 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
     /** Search for NIXL, UCX backend with its defaults. */
     public static NixlSettings defaults() {
         return new NixlSettings(null, null, DEFAULT_BACKENDS, Map.of(), DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS,
-                DEFAULT_DRAIN_LIMIT, DEFAULT_MAX_KEPT_BYTES, DEFAULT_MAX_LOADED_PEERS, DEFAULT_PEER_IDLE_LIMIT);
+                DEFAULT_DRAIN_LIMIT, DEFAULT_MAX_KEPT_BYTES, DEFAULT_MAX_LOADED_PEERS, DEFAULT_PEER_IDLE_LIMIT,
+                DEFAULT_UCX_LOG_FILE);
     }
 
     public NixlSettings withLibraryDir(@Nullable Path dir) {
         return new NixlSettings(dir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
     }
 
     public NixlSettings withPluginDir(@Nullable Path dir) {
         return new NixlSettings(libraryDir, dir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
     }
 
     public NixlSettings withBackends(List<String> names) {
         return new NixlSettings(libraryDir, pluginDir, names, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
     }
 
     public NixlSettings withBackendParameters(Map<String, String> parameters) {
         return new NixlSettings(libraryDir, pluginDir, backends, parameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
     }
 
     /** Turns NIXL's own progress thread on with the given pause, or off with a negative value. */
     public NixlSettings withNixlProgressThreadDelayMicros(long micros) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, micros, drainLimit, maxKeptBytes,
-                maxLoadedPeers, peerIdleLimit);
+                maxLoadedPeers, peerIdleLimit, ucxLogFile);
     }
 
     /** Sets the fixed part of the drain limit (positive). */
     public NixlSettings withDrainLimit(Duration limit) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros, limit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
     }
 
     /** Sets the cap on memory kept resident for stalled peers (at least 0). */
     public NixlSettings withMaxKeptBytes(long bytes) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
-                drainLimit, bytes, maxLoadedPeers, peerIdleLimit);
+                drainLimit, bytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
     }
 
     /** Sets how many peers an agent keeps loaded (at least 1). */
     public NixlSettings withMaxLoadedPeers(int peers) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
-                drainLimit, maxKeptBytes, peers, peerIdleLimit);
+                drainLimit, maxKeptBytes, peers, peerIdleLimit, ucxLogFile);
     }
 
     /** Sets how long a loaded peer may go unused before it is unloaded ({@link Duration#ZERO}: never). */
     public NixlSettings withPeerIdleLimit(Duration limit) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
-                drainLimit, maxKeptBytes, maxLoadedPeers, limit);
+                drainLimit, maxKeptBytes, maxLoadedPeers, limit, ucxLogFile);
+    }
+
+    /**
+     * Sets where UCX writes its own messages (a file, {@code %p} and {@code %h} substituted by UCX; empty: UCX's default,
+     * stdout). Takes effect for the first NIXL transport of the process, and only without {@code UCX_LOG_FILE} in the
+     * environment.
+     */
+    public NixlSettings withUcxLogFile(String file) {
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
+                drainLimit, maxKeptBytes, maxLoadedPeers, peerIdleLimit, file);
     }
 
     @Override
