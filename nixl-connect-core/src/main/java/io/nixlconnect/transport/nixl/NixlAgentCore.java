@@ -40,7 +40,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final NixlSettings settings;
     private final Consumer<NixlAgentCore> onClose;
     private final NixlBackends backends;
-    private final NixlPeers peers = new NixlPeers(this);
+    private final NixlPeers peers;
     private final NixlRegistrations registrations = new NixlRegistrations(this);
     private final NixlLocalMetadata metadata = new NixlLocalMetadata(this, registrations);
     private final NotificationDispatcher dispatcher =
@@ -61,6 +61,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         this.settings = settings;
         this.onClose = onClose;
         backends = new NixlBackends(settings.backends(), settings.backendParameters());
+        peers = new NixlPeers(this, settings);
         notifications = new NixlNotifications(name, dispatcher);
         kept = new KeptMemory(name, settings.maxKeptBytes());
         drains = new WindowDrain(name, settings.drainLimit(), dispatcher, kept);
@@ -282,7 +283,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 return 0;
             }
             int events = inFlight.pollRound();
-            events += notifications.drainIfDue(agent, System.nanoTime());
+            long now = System.nanoTime();
+            events += notifications.drainIfDue(agent, now);
+            peers.sweep(now);
             return events;
         } finally {
             lifecycle.readLock().unlock();
@@ -342,12 +345,16 @@ final class NixlAgentCore implements ProgressLoop.Work {
         return details;
     }
 
-    /** Each loaded peer holds one UCX endpoint: the connections this agent knows of. */
+    /**
+     * Each loaded peer holds one UCX endpoint: the connections this agent knows of; evicted past the limit, dropped
+     * after a failed transfer (departed), unloaded when idle, and reconnected after a failure, since the agent started.
+     */
     PeerCounts peerCounts() {
         if (closed) {
             return PeerCounts.NONE;
         }
-        return new PeerCounts(peers.loadedCount(), peers.evictedCount(), peers.reconnectedCount(), 0, 0);
+        return new PeerCounts(peers.loadedCount(), peers.evictedCount(), peers.reconnectedCount(),
+                peers.departedCount(), peers.idleClosedCount());
     }
 
     /** Throws unless the agent is open; call under {@link #lifecycle}'s read lock. */
