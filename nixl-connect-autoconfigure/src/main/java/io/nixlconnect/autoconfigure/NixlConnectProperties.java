@@ -261,6 +261,20 @@ public class NixlConnectProperties implements Validator {
          */
         private String ucxLogFile = NixlSettings.DEFAULT_UCX_LOG_FILE;
 
+        /**
+         * Whether each NIXL agent, as it starts, lets a throwaway agent of the process connect to it once, so that UCX
+         * sets up its connections then rather than in the first peer's first operation.
+         */
+        private boolean warmUp = true;
+
+        public boolean isWarmUp() {
+            return warmUp;
+        }
+
+        public void setWarmUp(boolean warmUp) {
+            this.warmUp = warmUp;
+        }
+
         public String getUcxLogFile() {
             return ucxLogFile;
         }

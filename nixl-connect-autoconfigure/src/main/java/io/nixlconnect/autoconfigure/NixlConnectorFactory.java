@@ -143,7 +143,8 @@ final class NixlConnectorFactory {
                 .withMaxKeptBytes(nixl.getMaxKeptMemory().toBytes())
                 .withMaxLoadedPeers(nixl.getMaxLoadedPeers())
                 .withPeerIdleLimit(nixl.getPeerIdleLimit())
-                .withUcxLogFile(nixl.getUcxLogFile() == null ? "" : nixl.getUcxLogFile());
+                .withUcxLogFile(nixl.getUcxLogFile() == null ? "" : nixl.getUcxLogFile())
+                .withWarmUp(nixl.isWarmUp());
     }
 
     private static Path path(String value) {

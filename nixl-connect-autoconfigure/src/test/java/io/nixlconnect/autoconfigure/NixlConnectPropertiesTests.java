@@ -69,6 +69,7 @@ class NixlConnectPropertiesTests {
                 .isEqualTo(Duration.ofMinutes(30));
         assertThat(properties.getNixl().getUcxLogFile()).isEqualTo(nixl.ucxLogFile())
                 .endsWith("nixl-connect-ucx-%p.log");
+        assertThat(properties.getNixl().isWarmUp()).isEqualTo(nixl.warmUp()).isTrue();
     }
 
     @Test

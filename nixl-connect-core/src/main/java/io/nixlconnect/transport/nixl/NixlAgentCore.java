@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 
@@ -35,6 +36,8 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private static final Logger log = LoggerFactory.getLogger(NixlAgentCore.class);
     static final int MAX_EARLY_NOTIFICATIONS = 1024;
     static final long MAX_EARLY_NOTIFICATION_BYTES = 1 << 20;
+    /** How long after introducing a peer the loop progresses at its busy pace, so that the peer's wire-up completes. */
+    static final long INTRODUCTION_PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
     private final NixlSettings settings;
@@ -55,6 +58,10 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final FailureReporter reporter;
     private long agent;
     private volatile boolean closed;
+    /** Whether UCX was warmed up as the agent started ({@link UcxWarmUp}). */
+    private boolean warmedUp;
+    /** When a peer was last introduced ({@link #introduce}); 0: never. */
+    private volatile long lastIntroductionNanos;
 
     NixlAgentCore(String name, NixlSettings settings, Consumer<NixlAgentCore> onClose) {
         this.name = name;
@@ -81,6 +88,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         try {
             backends.create(agent);
             notifications.createMap();
+            warmedUp = settings.warmUp() && UcxWarmUp.warm(agent, name, settings);
         } catch (RuntimeException e) {
             destroyNative();
             throw e;
@@ -153,6 +161,20 @@ final class NixlAgentCore implements ProgressLoop.Work {
     /** Loads a peer: see {@link PeerLoader#load}. */
     String loadRemote(byte[] metadata) {
         return loader.load(metadata);
+    }
+
+    /**
+     * Loads a peer ahead of its first operation. Loading creates the UCX endpoint and sends its wire-up request; the
+     * wire-up completes as both workers progress, so this agent's loop keeps its busy pace for
+     * {@link #INTRODUCTION_PROGRESS_NANOS} (idle, it would progress the worker every 10 ms) and the peer is connected by
+     * the time its first operation comes.
+     */
+    String introduce(byte[] metadata) {
+        String remote = loader.load(metadata);
+        long now = System.nanoTime();
+        lastIntroductionNanos = now == 0 ? 1 : now;
+        progress.wake();
+        return remote;
     }
 
     /** The peers that transfers in flight target. */
@@ -299,7 +321,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     @Override
     public boolean busy() {
-        return transfersInFlight() || dispatcher.waitingCount() > 0 || reporter.sentLately();
+        long introduced = lastIntroductionNanos;
+        return transfersInFlight() || dispatcher.waitingCount() > 0 || reporter.sentLately()
+                || (introduced != 0 && System.nanoTime() - introduced < INTRODUCTION_PROGRESS_NANOS);
     }
 
     @Override
@@ -327,6 +351,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
             details.put("librarySource", installation.source());
         }
         details.put("serving", isServing());
+        details.put("ucxWarmedUp", warmedUp);
         details.put("registrations", registrations.count());
         details.put("remoteAgents", peers.loadedCount());
         details.put("peersReconnected", peers.reconnectedCount());

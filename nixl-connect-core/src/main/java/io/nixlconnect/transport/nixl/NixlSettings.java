@@ -39,10 +39,13 @@ import org.jspecify.annotations.Nullable;
  *                          {@code %p} and {@code %h}; at most twice 16 MiB kept); empty leaves UCX's default, stdout;
  *                          {@code UCX_LOG_FILE} in the environment wins; only the first NIXL transport of a process
  *                          sets it
+ * @param warmUp            whether each agent, as it starts, connects once to a throwaway agent of its own process, so
+ *                          that UCX builds its connection setup then rather than in the first peer's first operation
  */
 public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, List<String> backends,
         Map<String, String> backendParameters, long nixlProgressThreadDelayMicros, Duration drainLimit,
-        long maxKeptBytes, int maxLoadedPeers, Duration peerIdleLimit, String ucxLogFile) implements TransportSettings {
+        long maxKeptBytes, int maxLoadedPeers, Duration peerIdleLimit, String ucxLogFile, boolean warmUp)
+        implements TransportSettings {
 
     /** The backend's name. */
     public static final String NAME = "nixl";
@@ -112,57 +115,57 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
     public static NixlSettings defaults() {
         return new NixlSettings(null, null, DEFAULT_BACKENDS, Map.of(), DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS,
                 DEFAULT_DRAIN_LIMIT, DEFAULT_MAX_KEPT_BYTES, DEFAULT_MAX_LOADED_PEERS, DEFAULT_PEER_IDLE_LIMIT,
-                DEFAULT_UCX_LOG_FILE);
+                DEFAULT_UCX_LOG_FILE, true);
     }
 
     public NixlSettings withLibraryDir(@Nullable Path dir) {
         return new NixlSettings(dir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     public NixlSettings withPluginDir(@Nullable Path dir) {
         return new NixlSettings(libraryDir, dir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     public NixlSettings withBackends(List<String> names) {
         return new NixlSettings(libraryDir, pluginDir, names, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     public NixlSettings withBackendParameters(Map<String, String> parameters) {
         return new NixlSettings(libraryDir, pluginDir, backends, parameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     /** Turns NIXL's own progress thread on with the given pause, or off with a negative value. */
     public NixlSettings withNixlProgressThreadDelayMicros(long micros) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, micros, drainLimit, maxKeptBytes,
-                maxLoadedPeers, peerIdleLimit, ucxLogFile);
+                maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     /** Sets the fixed part of the drain limit (positive). */
     public NixlSettings withDrainLimit(Duration limit) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros, limit,
-                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     /** Sets the cap on memory kept resident for stalled peers (at least 0). */
     public NixlSettings withMaxKeptBytes(long bytes) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
-                drainLimit, bytes, maxLoadedPeers, peerIdleLimit, ucxLogFile);
+                drainLimit, bytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     /** Sets how many peers an agent keeps loaded (at least 1). */
     public NixlSettings withMaxLoadedPeers(int peers) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
-                drainLimit, maxKeptBytes, peers, peerIdleLimit, ucxLogFile);
+                drainLimit, maxKeptBytes, peers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     /** Sets how long a loaded peer may go unused before it is unloaded ({@link Duration#ZERO}: never). */
     public NixlSettings withPeerIdleLimit(Duration limit) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
-                drainLimit, maxKeptBytes, maxLoadedPeers, limit, ucxLogFile);
+                drainLimit, maxKeptBytes, maxLoadedPeers, limit, ucxLogFile, warmUp);
     }
 
     /**
@@ -172,7 +175,16 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
      */
     public NixlSettings withUcxLogFile(String file) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
-                drainLimit, maxKeptBytes, maxLoadedPeers, peerIdleLimit, file);
+                drainLimit, maxKeptBytes, maxLoadedPeers, peerIdleLimit, file, warmUp);
+    }
+
+    /**
+     * Sets whether each agent warms UCX up as it starts (see {@link #warmUp}): on, a new agent takes a few milliseconds
+     * more to start and its first peer's first operation is not slowed by UCX's connection setup.
+     */
+    public NixlSettings withWarmUp(boolean on) {
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
+                drainLimit, maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, on);
     }
 
     @Override
