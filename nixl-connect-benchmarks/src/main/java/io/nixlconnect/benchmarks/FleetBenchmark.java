@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * reads stop, the embedded producers must see their connections from the consumers close (the consumers' idle limit),
  * the producers exit, and each consumer's sockets, descriptors, cached peers and open connections must come back to
  * their values before its first read, within a deadline of a few idle limits. Throughout, no process may hold more
- * sockets than its part of the fleet accounts for (its idle sockets plus 4 per peer and per concurrent read): a
+ * sockets than its part of the fleet accounts for (its idle sockets plus 8 per peer and per concurrent read): a
  * connection leaked per operation or eviction shows within an interval. It exits 1 naming what failed: an
  * unexpected failure, a crash (a crash log, a child that died unbidden or exited non-zero), a process not back to idle
  * or holding more sockets than its fleet accounts for.
@@ -266,11 +266,11 @@ public final class FleetBenchmark {
             Stats stats = consumer.stats();
             consumerSeries.add(stats);
             System.out.println("  consumer " + consumer.index + " (pid " + consumer.child.process.pid() + "): " + stats);
-            long bound = consumer.idle.sockets + 4L * (producerJvms * connectors + concurrency);
+            long bound = consumer.idle.sockets + 8L * (producerJvms * connectors + concurrency);
             if (stats.sockets > bound) {
                 failed.add("consumer " + consumer.index + " held " + stats.sockets + " sockets in interval " + number
                         + ", more than its fleet accounts for (" + bound + ": idle " + consumer.idle.sockets
-                        + " + 4 per peer and per concurrent read): a connection leaked per operation or peer");
+                        + " + 8 per peer and per concurrent read): a connection leaked per operation or peer");
             }
         }
         for (ProducerJvm producer : producers) {
@@ -278,11 +278,11 @@ public final class FleetBenchmark {
             Stats stats = producer.stats();
             if (stats != null) {
                 producerSeries.add(stats);
-                long bound = producer.idle.sockets + 4L * (connectors + consumerJvms * concurrency);
+                long bound = producer.idle.sockets + 8L * (connectors + consumerJvms * concurrency);
                 if (stats.sockets > bound) {
                     failed.add("producer " + producer.index + " held " + stats.sockets + " sockets in interval "
                             + number + ", more than its fleet accounts for (" + bound + ": at its start "
-                            + producer.idle.sockets + " + 4 per connector and per concurrent read)");
+                            + producer.idle.sockets + " + 8 per connector and per concurrent read)");
                 }
             }
             System.out.println("  producer " + producer.index + " (pid " + child.process.pid() + ", JVM started "
