@@ -37,6 +37,7 @@ snapshot="$(mktemp -d /tmp/nixl-fleet-classpath.XXXXXX)"
 cleanup=(rm -rf "$snapshot")
 trap '"${cleanup[@]}"' EXIT
 cp -r nixl-connect-benchmarks/target/classes nixl-connect-benchmarks/target/lib "$snapshot"/
+built="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' with uncommitted changes')"
 core_jar="$(ls "$snapshot"/lib/nixl-connect-core-*.jar | head -1)"
 if [[ -n "${BASELINE:-}" ]]; then
   tree="$(mktemp -d /tmp/nixl-fleet-baseline.XXXXXX)/tree"
@@ -45,7 +46,7 @@ if [[ -n "${BASELINE:-}" ]]; then
   (cd "$tree" && ./mvnw -q -B -o -pl nixl-connect-core package -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true >&2)
   baseline_jar="$(ls "$tree"/nixl-connect-core/target/nixl-connect-core-*.jar | grep -v -e sources -e javadoc | head -1)"
   cp "$baseline_jar" "$core_jar"
-  echo "== baseline: nixl-connect-core of $BASELINE ($(git rev-parse --short "$BASELINE")) under the harness of $(git rev-parse --short HEAD)"
+  echo "== baseline: nixl-connect-core of $BASELINE ($(git rev-parse --short "$BASELINE")) under the harness of $built"
 fi
 classpath="$snapshot/classes:$(ls "$snapshot"/lib/*.jar | paste -sd:)"
 status=0
@@ -55,7 +56,7 @@ for transport in $transports; do
     status=1
     continue
   fi
-  echo "== $(date -u '+%Y-%m-%d %H:%M UTC') $transport on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, load average: $(cut -d' ' -f1-3 /proc/loadavg); $(git rev-parse --short HEAD)"
+  echo "== $(date -u '+%Y-%m-%d %H:%M UTC') $transport on $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, load average: $(cut -d' ' -f1-3 /proc/loadavg); built from $built"
   java -Xmx512m -Dnixl.library.path="${NIXL_LIBRARY_DIR:-}" \
       -Dfleet.producers="${FLEET_PRODUCERS:-4}" -Dfleet.connectors="${FLEET_CONNECTORS:-50}" \
       -Dfleet.consumers="${FLEET_CONSUMERS:-1}" -Dfleet.concurrency="${FLEET_CONCURRENCY:-8}" \
