@@ -51,6 +51,16 @@ if [[ -n "${NIXL_LIBRARY_DIR:-}" ]]; then
   fi
 fi
 
+# A short fleet pass per transport (issue 32; benchmarks/run-fleet.sh, about a minute each): 2 producer JVMs x 8
+# connectors, a consumer reading round-robin at concurrency 4, a producer restart about every second (1 in 10 a whole
+# JVM, SIGKILL), peer idle limits of 2 s. It asserts only what machine load cannot move: no unexpected failure, no
+# crash, no process holding more sockets than the fleet accounts for, and the consumer back to its idle descriptors,
+# sockets and peers once the producers stopped; it exits 1 naming what failed. NIXL where it is set up.
+# The 30-minute runs and their figures: docs/reliability.md ("Fleet runs").
+FLEET_TRANSPORTS="embedded${NIXL_LIBRARY_DIR:+ nixl}" FLEET_PRODUCERS=2 FLEET_CONNECTORS=8 FLEET_CONCURRENCY=4 \
+  FLEET_RESTART_EVERY=1 FLEET_JVM_RESTART_ONE_IN=10 FLEET_PEER_IDLE_MS=2000 \
+  benchmarks/run-fleet.sh "${FLEET_SECONDS:-30}" 10
+
 # Every library jar names its module (module-path users need a stable name).
 for jar in nixl-connect-core/target/nixl-connect-core-*[0-9T].jar \
            nixl-connect-dynamo/target/nixl-connect-dynamo-*[0-9T].jar \

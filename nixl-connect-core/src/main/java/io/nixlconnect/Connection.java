@@ -6,6 +6,7 @@ import io.nixlconnect.transport.PeerCounts;
 import io.nixlconnect.transport.TransportAgent;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One transport agent of a {@link Connector}, named {@code <workerId>-<number>}: its memory registrations
@@ -170,6 +171,21 @@ final class Connection {
         }
         try {
             return agent().loadRemoteAgent(metadata);
+        } catch (InvalidAgentMetadataException e) {
+            throw new InvalidMetadataException("nixl_metadata", "holds agent metadata that the transport refuses ("
+                    + e.getMessage() + ")", e);
+        }
+    }
+
+    /**
+     * Introduces a peer ahead of its first operation ({@link TransportAgent#introducePeer}), under the same checks as
+     * {@link #loadRemote}; the future completes with its agent name.
+     *
+     * @throws InvalidMetadataException if the transport refuses the metadata
+     */
+    CompletableFuture<String> introduce(byte[] metadata) {
+        try {
+            return agent().introducePeer(metadata);
         } catch (InvalidAgentMetadataException e) {
             throw new InvalidMetadataException("nixl_metadata", "holds agent metadata that the transport refuses ("
                     + e.getMessage() + ")", e);

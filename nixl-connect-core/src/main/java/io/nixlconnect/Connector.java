@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -254,6 +255,71 @@ public final class Connector implements AutoCloseable {
 
     public void write(Descriptor localDescriptor, RdmaMetadata remoteMetadata) {
         write(asList(new Descriptor[] {localDescriptor}), remoteMetadata);
+    }
+
+    /**
+     * Introduces a peer before its first operation, as a service does when it discovers a new worker: the transport
+     * loads the peer from {@code peerMetadata} (any metadata the peer published: only its agent part is used, its
+     * window is not touched) and gets ready to reach it (NIXL creates the endpoint and starts UCX's wire-up, which
+     * then completes in the background; the embedded transport opens a pooled connection), so that the first operation
+     * to that peer does not pay for connecting. Waits at most the operation timeout.
+     *
+     * @throws InvalidMetadataException   if the agent metadata is larger than the connector takes or malformed
+     * @throws TransportFailureException  if the transport cannot use the metadata (another backend's), or the peer
+     *                                    cannot be reached, or not within the operation timeout
+     * @throws ConnectorClosedException   if this connector is closed or shutting down
+     */
+    public void introducePeer(RdmaMetadata peerMetadata) {
+        CompletableFuture<Void> introduced = introducePeerAsync(peerMetadata);
+        try {
+            introduced.get(options.operationTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof NixlConnectException failure ? failure
+                    : new TransportFailureException(transport.name(), "Introducing a peer failed: " + e.getCause(),
+                            e.getCause());
+        } catch (TimeoutException e) {
+            throw new TransportFailureException(transport.name(), "The " + transport.name() + " transport did not"
+                    + " reach the introduced peer within the operation timeout (" + options.operationTimeout() + ")",
+                    e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportFailureException(transport.name(), "Interrupted while introducing a peer", e);
+        }
+    }
+
+    /**
+     * {@link #introducePeer} without waiting: the future completes once the transport is ready for the peer (see
+     * there), or exceptionally with a {@link TransportFailureException}.
+     *
+     * @throws InvalidMetadataException  at once, if the agent metadata is larger than the connector takes or malformed
+     * @throws TransportFailureException at once, if the transport cannot use the metadata (another backend's)
+     * @throws ConnectorClosedException  if this connector is closed or shutting down
+     */
+    public CompletableFuture<Void> introducePeerAsync(RdmaMetadata peerMetadata) {
+        if (peerMetadata == null) {
+            throw new IllegalArgumentException("peer metadata must not be null");
+        }
+        if (!accepting) {
+            throw new ConnectorClosedException("Connector '" + workerId + "' is " + (closed ? "closed" : "shutting down")
+                    + "; no peers are introduced");
+        }
+        byte[] agentMetadata = defaultConnection.peerMetadata(peerMetadata.nixlMetadata());
+        CompletableFuture<String> introduced;
+        try {
+            introduced = defaultConnection.introduce(agentMetadata);
+        } catch (TransportException e) {
+            throw TransportFailureException.of(transport.name(), "introduce a peer", e);
+        }
+        return introduced.handle((name, failure) -> {
+            if (failure == null) {
+                return null;
+            }
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            throw cause instanceof TransportException refused
+                    ? TransportFailureException.of(transport.name(), "introduce a peer", refused)
+                    : new CompletionException(cause);
+        });
     }
 
     private void startActive(ActiveOperation operation) {

@@ -27,6 +27,7 @@ final class PeerLines implements AutoCloseable {
     private final Process process;
     private final PrintStream input;
     private final BlockingQueue<String> output = new LinkedBlockingQueue<>();
+    private final List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
     private final String name;
 
     private PeerLines(Process process, String name) {
@@ -37,6 +38,7 @@ final class PeerLines implements AutoCloseable {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = in.readLine()) != null) {
+                    seen.add(line);
                     output.add(line);
                 }
             } catch (IOException ignored) {
@@ -151,6 +153,13 @@ final class PeerLines implements AutoCloseable {
             if (line.startsWith(prefix) || line.startsWith("ERROR")) {
                 return line;
             }
+        }
+    }
+
+    /** Every line the peer has printed so far, in order (those {@link #next} skipped too). */
+    List<String> linesSoFar() {
+        synchronized (seen) {
+            return List.copyOf(seen);
         }
     }
 

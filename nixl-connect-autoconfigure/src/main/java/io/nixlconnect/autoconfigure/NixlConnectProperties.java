@@ -246,6 +246,59 @@ public class NixlConnectProperties implements Validator {
          */
         private DataSize maxKeptMemory = DataSize.ofBytes(NixlSettings.DEFAULT_MAX_KEPT_BYTES);
 
+        /**
+         * How many peers an agent keeps loaded (each holds one UCX endpoint); past it the least recently used peer
+         * with no transfer in flight is unloaded.
+         */
+        private int maxLoadedPeers = NixlSettings.DEFAULT_MAX_LOADED_PEERS;
+
+        /** How long a loaded peer may go unused before it is unloaded; 0 never unloads an idle peer. */
+        private Duration peerIdleLimit = NixlSettings.DEFAULT_PEER_IDLE_LIMIT;
+
+        /**
+         * Where UCX writes its own messages (UCX_LOG_FILE, set before UCX starts; %p is the process id, %h the host
+         * name); empty leaves UCX's default, stdout. UCX_LOG_FILE in the environment wins.
+         */
+        private String ucxLogFile = NixlSettings.DEFAULT_UCX_LOG_FILE;
+
+        /**
+         * Whether each NIXL agent, as it starts, lets a throwaway agent of the process connect to it once, so that UCX
+         * sets up its connections then rather than in the first peer's first operation.
+         */
+        private boolean warmUp = true;
+
+        public boolean isWarmUp() {
+            return warmUp;
+        }
+
+        public void setWarmUp(boolean warmUp) {
+            this.warmUp = warmUp;
+        }
+
+        public String getUcxLogFile() {
+            return ucxLogFile;
+        }
+
+        public void setUcxLogFile(String ucxLogFile) {
+            this.ucxLogFile = ucxLogFile;
+        }
+
+        public int getMaxLoadedPeers() {
+            return maxLoadedPeers;
+        }
+
+        public void setMaxLoadedPeers(int maxLoadedPeers) {
+            this.maxLoadedPeers = maxLoadedPeers;
+        }
+
+        public Duration getPeerIdleLimit() {
+            return peerIdleLimit;
+        }
+
+        public void setPeerIdleLimit(Duration peerIdleLimit) {
+            this.peerIdleLimit = peerIdleLimit;
+        }
+
         public Duration getDrainLimit() {
             return drainLimit;
         }

@@ -1,5 +1,7 @@
 package io.nixlconnect.autoconfigure;
 
+import io.nixlconnect.transport.nixl.NixlSettings;
+
 import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.RdmaMetadata;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
@@ -157,6 +159,18 @@ final class NixlConnectPropertiesValidator implements Validator {
         DataSize maxKept = nixl.getMaxKeptMemory();
         if (maxKept == null || maxKept.isNegative()) {
             errors.rejectValue("maxKeptMemory", "negative", "must be 0 or more, such as 1GB (the default)");
+        }
+        if (nixl.getMaxLoadedPeers() < 1) {
+            errors.rejectValue("maxLoadedPeers", "tooSmall", "must be at least 1, such as "
+                    + NixlSettings.DEFAULT_MAX_LOADED_PEERS + " (the default)");
+        }
+        Duration peerIdleLimit = nixl.getPeerIdleLimit();
+        if (peerIdleLimit == null || peerIdleLimit.isNegative()) {
+            errors.rejectValue("peerIdleLimit", "negative", "must be zero (never) or positive, such as 30m (the"
+                    + " default)");
+        }
+        if (nixl.getUcxLogFile() != null && nixl.getUcxLogFile().indexOf('\0') >= 0) {
+            errors.rejectValue("ucxLogFile", "invalid", "must be free of NUL characters");
         }
         Duration progressDelay = nixl.getProgressThreadDelay();
         if (progressDelay != null && progressDelay.isNegative()) {

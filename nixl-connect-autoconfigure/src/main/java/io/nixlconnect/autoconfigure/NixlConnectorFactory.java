@@ -140,7 +140,11 @@ final class NixlConnectorFactory {
                 .withNixlProgressThreadDelayMicros(delay == null
                         ? NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS : delay.toNanos() / 1000)
                 .withDrainLimit(nixl.getDrainLimit())
-                .withMaxKeptBytes(nixl.getMaxKeptMemory().toBytes());
+                .withMaxKeptBytes(nixl.getMaxKeptMemory().toBytes())
+                .withMaxLoadedPeers(nixl.getMaxLoadedPeers())
+                .withPeerIdleLimit(nixl.getPeerIdleLimit())
+                .withUcxLogFile(nixl.getUcxLogFile() == null ? "" : nixl.getUcxLogFile())
+                .withWarmUp(nixl.isWarmUp());
     }
 
     private static Path path(String value) {

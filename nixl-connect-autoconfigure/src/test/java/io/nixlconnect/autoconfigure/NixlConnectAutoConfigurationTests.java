@@ -71,6 +71,8 @@ class NixlConnectAutoConfigurationTests {
                 "nixl.connect.nixl.backends=UCX,GDS", "nixl.connect.nixl.progress-thread-delay=250us",
                 "nixl.connect.nixl.backend-parameters.num_threads=4", "nixl.connect.nixl.library-path=/opt/nixl/lib",
                 "nixl.connect.nixl.drain-limit=750ms", "nixl.connect.nixl.max-kept-memory=256MB",
+                "nixl.connect.nixl.max-loaded-peers=100", "nixl.connect.nixl.peer-idle-limit=5m",
+                "nixl.connect.nixl.ucx-log-file=/var/log/app/ucx-%p.log", "nixl.connect.nixl.warm-up=false",
                 "nixl.connect.cuda.device-id=3", "nixl.connect.cuda.required=false",
                 "nixl.connect.shutdown.grace-period=1500ms").run(context -> {
             ConnectorOptions options = context.getBean(Connector.class).options();
@@ -92,6 +94,10 @@ class NixlConnectAutoConfigurationTests {
             assertThat(nixl.backends()).containsExactly("UCX", "GDS");
             assertThat(nixl.drainLimit()).isEqualTo(Duration.ofMillis(750));
             assertThat(nixl.maxKeptBytes()).isEqualTo(256L << 20);
+            assertThat(nixl.maxLoadedPeers()).isEqualTo(100);
+            assertThat(nixl.peerIdleLimit()).isEqualTo(Duration.ofMinutes(5));
+            assertThat(nixl.ucxLogFile()).isEqualTo("/var/log/app/ucx-%p.log");
+            assertThat(nixl.warmUp()).isFalse();
             assertThat(nixl.backendParameters()).isEqualTo(Map.of("num_threads", "4"));
             assertThat(nixl.libraryDir()).isEqualTo(Path.of("/opt/nixl/lib"));
             assertThat(nixl.nixlProgressThreadDelayMicros()).isEqualTo(250);

@@ -64,6 +64,12 @@ class NixlConnectPropertiesTests {
         assertThat(properties.getNixl().getBackendParameters()).isEqualTo(nixl.backendParameters());
         assertThat(NixlConnectorFactory.nixl(properties.getNixl()).nixlProgressThreadDelayMicros())
                 .isEqualTo(nixl.nixlProgressThreadDelayMicros());
+        assertThat(properties.getNixl().getMaxLoadedPeers()).isEqualTo(nixl.maxLoadedPeers()).isEqualTo(512);
+        assertThat(properties.getNixl().getPeerIdleLimit()).isEqualTo(nixl.peerIdleLimit())
+                .isEqualTo(Duration.ofMinutes(30));
+        assertThat(properties.getNixl().getUcxLogFile()).isEqualTo(nixl.ucxLogFile())
+                .endsWith("nixl-connect-ucx-%p.log");
+        assertThat(properties.getNixl().isWarmUp()).isEqualTo(nixl.warmUp()).isTrue();
     }
 
     @Test

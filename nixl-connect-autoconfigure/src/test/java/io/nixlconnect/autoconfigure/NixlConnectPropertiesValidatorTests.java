@@ -180,6 +180,13 @@ class NixlConnectPropertiesValidatorTests {
         nixl.setBackends(List.of());
         nixl.setBackendParameters(Map.of("", "4"));
         assertThat(codes(validate(nixl))).contains("backends:empty", "backendParameters:invalid");
+        nixl.setMaxLoadedPeers(0);
+        nixl.setPeerIdleLimit(Duration.ofSeconds(-1));
+        assertThat(codes(validate(nixl))).contains("maxLoadedPeers:tooSmall", "peerIdleLimit:negative");
+        nixl.setPeerIdleLimit(null);
+        assertThat(codes(validate(nixl))).contains("peerIdleLimit:negative");
+        nixl.setMaxLoadedPeers(1);
+        nixl.setPeerIdleLimit(Duration.ZERO); // never unloads an idle peer
         nixl.setBackends(null);
         nixl.setBackendParameters(null); // none given: nothing to check
         nixl.setProgressThreadDelay(null); // NIXL's own thread off

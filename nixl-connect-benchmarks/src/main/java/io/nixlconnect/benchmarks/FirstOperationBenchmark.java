@@ -24,6 +24,11 @@ import java.util.Locale;
  * pair of warm agents, as when a long-lived worker meets a new peer), not a brand-new agent's first connection.
  * {@code -Dbench.first.phases=true} also prints each first operation's phases.
  *
+ * <p>{@code -Dbench.first.introduce=true} (issue 32): each round's producer is introduced to the reader
+ * ({@link Connector#introducePeer}) from the metadata of a readable it publishes as it starts, as a service does when
+ * it discovers a new worker; its first request comes {@code -Dbench.first.introducePauseMillis} later (default 20),
+ * and the timed first operation is that request's. The introduction itself is printed apart.
+ *
  * <p>Usage: {@code FirstOperationBenchmark [nixl|embedded] [rounds]} (default nixl, 15).
  */
 public final class FirstOperationBenchmark {
@@ -42,6 +47,9 @@ public final class FirstOperationBenchmark {
         int warmup = Integer.getInteger("bench.first.warmup", 3000);
         boolean warmProducer = Boolean.getBoolean("bench.first.warmProducer");
         boolean printPhases = Boolean.getBoolean("bench.first.phases");
+        boolean introduce = Boolean.getBoolean("bench.first.introduce");
+        long introducePause = Long.getLong("bench.first.introducePauseMillis", 20);
+        long[] introductions = new long[rounds];
         long[] first = new long[rounds];
         long[] steadyNanos = new long[rounds * steady];
         long[][] firstPhases = new long[rounds][];
@@ -76,6 +84,9 @@ public final class FirstOperationBenchmark {
                     if (otherReader != null) {
                         operation(producer, source, otherReader, otherTarget);
                     }
+                    if (introduce) {
+                        introductions[round] = introduce(producer, source, reader, introducePause);
+                    }
                     firstPhases[round] = operation(producer, source, reader, target);
                     first[round] = total(firstPhases[round]);
                     if (printPhases) {
@@ -91,13 +102,36 @@ public final class FirstOperationBenchmark {
         double firstP50 = p50(first);
         double steadyP50 = p50(steadyNanos);
         System.out.printf(Locale.ROOT, "%-9s first operation to a new peer%s: p50 %.3f ms, max %.3f ms (%d rounds); "
-                + "steady p50 %.3f ms (%d); first/steady %.2fx%n", backend, warmProducer ? " (warm producer)" : "",
+                + "steady p50 %.3f ms (%d); first/steady %.2fx%n", backend,
+                (warmProducer ? " (warm producer)" : "") + (introduce ? " (introduced " + introducePause + " ms before)" : ""),
                 firstP50 / 1e6, Arrays.stream(first).max().orElse(0) / 1e6, rounds, steadyP50 / 1e6,
                 steadyNanos.length, firstP50 / steadyP50);
         System.out.println("  phase p50, first: " + describe(phaseP50s(firstPhases)));
         System.out.println("  phase p50, steady: " + describe(phaseP50s(steadyPhases)));
         System.out.printf(Locale.ROOT, "  new producer connector (create, register): p50 %.3f ms%n",
                 p50(producerStart) / 1e6);
+        if (introduce) {
+            System.out.printf(Locale.ROOT, "  introducePeer: p50 %.3f ms%n", p50(introductions) / 1e6);
+        }
+    }
+
+    /**
+     * Introduces {@code producer} to {@code reader} from a readable it publishes (closed unread), then waits
+     * {@code pauseMillis}; returns the nanoseconds {@link Connector#introducePeer} took.
+     */
+    private static long introduce(Connector producer, Descriptor source, Connector reader, long pauseMillis) {
+        ReadableOperation announced = producer.createReadable(List.of(source));
+        RdmaMetadata metadata = RdmaMetadata.fromJson(announced.metadata().toJson());
+        long start = System.nanoTime();
+        reader.introducePeer(metadata);
+        long took = System.nanoTime() - start;
+        announced.close();
+        try {
+            Thread.sleep(pauseMillis); // the gap between a worker's discovery and its first request
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return took;
     }
 
     private static long[] phaseP50s(long[][] operations) {

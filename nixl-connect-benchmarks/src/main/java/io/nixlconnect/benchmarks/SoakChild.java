@@ -10,6 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -23,6 +26,8 @@ final class SoakChild {
     final Process process;
     private final PrintStream input;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    /** Lines answered out of order (by a request's id) go to their handler instead of {@link #lines}. */
+    private final Map<String, Consumer<String>> routes = new ConcurrentHashMap<>();
 
     private SoakChild(Process process) {
         this.process = process;
@@ -32,7 +37,12 @@ final class SoakChild {
                     StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = in.readLine()) != null) {
-                    lines.add(line);
+                    Consumer<String> handler = routes.get(line.substring(0, line.indexOf(' ') + 1));
+                    if (handler != null) {
+                        handler.accept(line);
+                    } else {
+                        lines.add(line);
+                    }
                 }
             } catch (IOException ignored) {
                 // gone
@@ -44,14 +54,23 @@ final class SoakChild {
 
     /** A JVM running {@link NixlSoak} in {@code role} ("producer" or "reader"). */
     static SoakChild java(String role) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED"));
         // The producer's heap fixed, as the coordinator's (benchmarks/run-soak.sh), but not touched at start: its RSS
         // is reported, not judged, and touching 512 MiB slows every restart on a loaded machine.
-        command.addAll(role.equals("producer") ? List.of("-Xms512m", "-Xmx512m") : List.of("-Xmx512m"));
-        command.addAll(List.of("-XX:ErrorFile=" + CRASH_DIR.resolve("hs_err_pid%p.log"), "-Dsoak.crashDir=" + CRASH_DIR,
-                "-Dnixl.library.path=" + System.getProperty("nixl.library.path", System.getenv("NIXL_LIBRARY_DIR")),
-                "-cp", System.getProperty("java.class.path"), NixlSoak.class.getName(), role));
+        return java(NixlSoak.class, role.equals("producer") ? List.of("-Xms512m", "-Xmx512m") : List.of("-Xmx512m"),
+                role);
+    }
+
+    /**
+     * A JVM running {@code main} with {@code arguments}: this JVM's class path and NIXL library, crash logs into
+     * {@link #CRASH_DIR}, and {@code options} (heap size, system properties).
+     */
+    static SoakChild java(Class<?> main, List<String> options, String... arguments) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-XX:ErrorFile=" + CRASH_DIR.resolve("hs_err_pid%p.log"), "-Dsoak.crashDir=" + CRASH_DIR,
+                "-Dnixl.library.path=" + System.getProperty("nixl.library.path", System.getenv("NIXL_LIBRARY_DIR"))));
+        command.addAll(options);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+        command.addAll(List.of(arguments));
         return start(new ProcessBuilder(command));
     }
 
@@ -86,6 +105,14 @@ final class SoakChild {
                     + " .ci/dynamo-setup.sh (benchmarks/run-soak.sh runs them)");
         }
         return value;
+    }
+
+    /**
+     * From now on, lines whose first word is {@code word} go to {@code handler} (on the child's reader thread) rather
+     * than to {@link #next}: answers to requests in flight side by side, matched by the id they carry.
+     */
+    void route(String word, Consumer<String> handler) {
+        routes.put(word + " ", handler);
     }
 
     void send(String command) {

@@ -97,7 +97,7 @@ final class SoakFigures {
         failures.clear();
     }
 
-    private static double percentile(long[] sorted, double p) {
+    static double percentile(long[] sorted, double p) {
         return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, (int) (p * sorted.length))];
     }
 

@@ -3,6 +3,7 @@ package io.nixlconnect.transport;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -75,6 +76,19 @@ public interface TransportAgent extends AutoCloseable {
      * @throws TransportException if the metadata is not this backend's or is malformed
      */
     String loadRemoteAgent(byte[] metadata);
+
+    /**
+     * Makes a peer known before its first operation (a service that discovers a new worker introduces it), so that
+     * the first operation does not pay for connecting: {@link #loadRemoteAgent} and whatever else the backend does to
+     * be ready for that peer (a connection opened, an endpoint wired up). The returned future completes with the peer's
+     * agent name once that is done or under way (the backend says which), or exceptionally with a
+     * {@link TransportException} when the peer cannot be reached. Default: {@link #loadRemoteAgent}, done.
+     *
+     * @throws TransportException if the metadata is not this backend's or is malformed (at once, not in the future)
+     */
+    default CompletableFuture<String> introducePeer(byte[] metadata) {
+        return CompletableFuture.completedFuture(loadRemoteAgent(metadata));
+    }
 
     /** Peers loaded now. */
     int remoteAgentCount();

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -178,6 +179,17 @@ final class EmbeddedAgent implements TransportAgent {
             }
         }
         return false;
+    }
+
+    /** Loads the peer and opens a connection to it in the pool, ready for its first transfer. */
+    @Override
+    public CompletableFuture<String> introducePeer(byte[] peerMetadata) {
+        String name = loadRemoteAgent(peerMetadata);
+        LoadedPeer peer = remotes.get(name);
+        if (peer == null) {
+            return CompletableFuture.completedFuture(name); // closed meanwhile
+        }
+        return transport.connectAhead(peer).thenApply(connected -> name);
     }
 
     /**

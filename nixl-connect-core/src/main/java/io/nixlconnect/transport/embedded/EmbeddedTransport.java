@@ -10,10 +10,12 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -292,16 +294,61 @@ final class EmbeddedTransport implements Transport {
 
     void submit(EmbeddedTransfer transfer) {
         while (true) {
-            PeerPool pool = peers.get(transfer.endpoint()); // a lookup first: computeIfAbsent's lambda is an object per call
-            if (pool == null) {
-                pool = peers.computeIfAbsent(transfer.endpoint(), key -> new PeerPool(settings.maxConnectionsPerPeer(),
-                        workers, new SameHostPeer(sameHostCopyDisabled()), counters));
-            }
+            PeerPool pool = pool(transfer.endpoint());
             if (pool.submit(transfer)) {
                 return;
             }
             peers.remove(transfer.endpoint(), pool); // retired by the peer check just now: a new one
         }
+    }
+
+    private PeerPool pool(String endpoint) {
+        PeerPool pool = peers.get(endpoint); // a lookup first: computeIfAbsent's lambda is an object per call
+        if (pool == null) {
+            pool = peers.computeIfAbsent(endpoint, key -> new PeerPool(settings.maxConnectionsPerPeer(), workers,
+                    new SameHostPeer(sameHostCopyDisabled()), counters));
+        }
+        return pool;
+    }
+
+    /**
+     * Opens a connection to {@code peer} ahead of its first transfer (connecting and securing it: TCP, TLS, the shared
+     * secret), on an I/O worker, and leaves it idle in the peer's pool; nothing when the pool has a connection already.
+     * Completes once the connection is pooled, or exceptionally when the peer cannot be reached.
+     */
+    CompletableFuture<Void> connectAhead(LoadedPeer peer) {
+        CompletableFuture<Void> ready = new CompletableFuture<>();
+        try {
+            workers.execute(() -> {
+                PeerPool pool = pool(peer.endpoint());
+                Link[] borrowed = pool.borrow(1);
+                while (borrowed.length == 0 && pool.isRetired()) {
+                    peers.remove(peer.endpoint(), pool); // retired by the peer check just now: a new one
+                    pool = pool(peer.endpoint());
+                    borrowed = pool.borrow(1);
+                }
+                if (borrowed.length == 0 || borrowed[0] != null) {
+                    if (borrowed.length == 1) {
+                        pool.giveBack(borrowed[0]); // an idle connection: connected already
+                    }
+                    ready.complete(null); // or every connection is busy: connected already
+                    return;
+                }
+                Link link;
+                try {
+                    link = EmbeddedTransfer.connect(this, peer.metadata(), opened -> { });
+                } catch (IOException | RuntimeException e) {
+                    pool.giveBack(null);
+                    ready.completeExceptionally(EmbeddedTransfer.ioFailure("Connecting to " + peer.endpoint(), e));
+                    return;
+                }
+                pool.giveBack(link);
+                ready.complete(null);
+            });
+        } catch (RejectedExecutionException e) {
+            ready.completeExceptionally(new TransportException("The embedded transport is closed"));
+        }
+        return ready;
     }
 
     /**

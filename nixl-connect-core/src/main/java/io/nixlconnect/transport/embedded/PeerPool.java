@@ -85,6 +85,11 @@ final class PeerPool {
         return borrowed;
     }
 
+    /** Whether the peer check retired this pool (its transport makes a new one for the endpoint). */
+    synchronized boolean isRetired() {
+        return retired;
+    }
+
     /** A borrowed connection (or permit) back: kept, or handed to a transfer queued for one; null: it was dropped. */
     void giveBack(Link link) {
         EmbeddedTransfer queued = next(link);

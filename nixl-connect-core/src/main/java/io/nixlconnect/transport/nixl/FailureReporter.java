@@ -4,6 +4,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * Sends one NIXL agent's failure reports ({@link FailureNotification}) to its loaded peers, and says while a report
@@ -49,13 +50,16 @@ final class FailureReporter {
                 return;
             }
             int status;
-            synchronized (peers) { // the peer cannot be unloaded between the check and the send
-                if (!peers.isLoaded(remote)) {
-                    log.debug("NIXL agent {}: failure report to {} dropped: the peer is no longer loaded", core.name(),
-                            remote);
-                    return;
-                }
+            ReentrantReadWriteLock.ReadLock peer = peers.use(remote); // not unloaded until the send returns
+            if (peer == null) {
+                log.debug("NIXL agent {}: failure report to {} dropped: the peer is no longer loaded", core.name(),
+                        remote);
+                return;
+            }
+            try {
                 status = NixlCapi.nixl_capi_gen_notif(agent, remote, report, report.length, 0);
+            } finally {
+                peer.unlock();
             }
             if (status != NixlCapi.SUCCESS) {
                 log.debug("NIXL agent {}: failure report to {} not sent: {}", core.name(), remote,

@@ -11,6 +11,7 @@ import io.nixlconnect.transport.TransportAgent;
 import java.lang.ref.Cleaner;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The {@link TransportAgent} handed out by {@link NixlTransport}: a thin face over
@@ -73,6 +74,12 @@ final class NixlAgent implements TransportAgent {
     @Override
     public String loadRemoteAgent(byte[] metadata) {
         return core.loadRemote(metadata);
+    }
+
+    /** Loads the peer (UCX creates its endpoint and sends its wire-up request) and keeps progressing it: see {@link NixlAgentCore#introduce}. */
+    @Override
+    public CompletableFuture<String> introducePeer(byte[] metadata) {
+        return CompletableFuture.completedFuture(core.introduce(metadata));
     }
 
     @Override

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 
@@ -35,12 +36,14 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private static final Logger log = LoggerFactory.getLogger(NixlAgentCore.class);
     static final int MAX_EARLY_NOTIFICATIONS = 1024;
     static final long MAX_EARLY_NOTIFICATION_BYTES = 1 << 20;
+    /** How long after introducing a peer the loop progresses at its busy pace, so that the peer's wire-up completes. */
+    static final long INTRODUCTION_PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
     final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private final String name;
     private final NixlSettings settings;
     private final Consumer<NixlAgentCore> onClose;
     private final NixlBackends backends;
-    private final NixlPeers peers = new NixlPeers(this);
+    private final NixlPeers peers;
     private final NixlRegistrations registrations = new NixlRegistrations(this);
     private final NixlLocalMetadata metadata = new NixlLocalMetadata(this, registrations);
     private final NotificationDispatcher dispatcher =
@@ -55,12 +58,17 @@ final class NixlAgentCore implements ProgressLoop.Work {
     private final FailureReporter reporter;
     private long agent;
     private volatile boolean closed;
+    /** Whether UCX was warmed up as the agent started ({@link UcxWarmUp}). */
+    private boolean warmedUp;
+    /** When a peer was last introduced ({@link #introduce}); 0: never. */
+    private volatile long lastIntroductionNanos;
 
     NixlAgentCore(String name, NixlSettings settings, Consumer<NixlAgentCore> onClose) {
         this.name = name;
         this.settings = settings;
         this.onClose = onClose;
         backends = new NixlBackends(settings.backends(), settings.backendParameters());
+        peers = new NixlPeers(this, settings);
         notifications = new NixlNotifications(name, dispatcher);
         kept = new KeptMemory(name, settings.maxKeptBytes());
         drains = new WindowDrain(name, settings.drainLimit(), dispatcher, kept);
@@ -80,6 +88,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         try {
             backends.create(agent);
             notifications.createMap();
+            warmedUp = settings.warmUp() && UcxWarmUp.warm(agent, name, settings);
         } catch (RuntimeException e) {
             destroyNative();
             throw e;
@@ -152,6 +161,20 @@ final class NixlAgentCore implements ProgressLoop.Work {
     /** Loads a peer: see {@link PeerLoader#load}. */
     String loadRemote(byte[] metadata) {
         return loader.load(metadata);
+    }
+
+    /**
+     * Loads a peer ahead of its first operation. Loading creates the UCX endpoint and sends its wire-up request; the
+     * wire-up completes as both workers progress, so this agent's loop keeps its busy pace for
+     * {@link #INTRODUCTION_PROGRESS_NANOS} (idle, it would progress the worker every 10 ms) and the peer is connected by
+     * the time its first operation comes.
+     */
+    String introduce(byte[] metadata) {
+        String remote = loader.load(metadata);
+        long now = System.nanoTime();
+        lastIntroductionNanos = now == 0 ? 1 : now;
+        progress.wake();
+        return remote;
     }
 
     /** The peers that transfers in flight target. */
@@ -282,7 +305,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
                 return 0;
             }
             int events = inFlight.pollRound();
-            events += notifications.drainIfDue(agent, System.nanoTime());
+            long now = System.nanoTime();
+            events += notifications.drainIfDue(agent, now);
+            peers.sweep(now);
             return events;
         } finally {
             lifecycle.readLock().unlock();
@@ -296,7 +321,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
 
     @Override
     public boolean busy() {
-        return transfersInFlight() || dispatcher.waitingCount() > 0 || reporter.sentLately();
+        long introduced = lastIntroductionNanos;
+        return transfersInFlight() || dispatcher.waitingCount() > 0 || reporter.sentLately()
+                || (introduced != 0 && System.nanoTime() - introduced < INTRODUCTION_PROGRESS_NANOS);
     }
 
     @Override
@@ -324,6 +351,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
             details.put("librarySource", installation.source());
         }
         details.put("serving", isServing());
+        details.put("ucxWarmedUp", warmedUp);
         details.put("registrations", registrations.count());
         details.put("remoteAgents", peers.loadedCount());
         details.put("peersReconnected", peers.reconnectedCount());
@@ -343,12 +371,16 @@ final class NixlAgentCore implements ProgressLoop.Work {
         return details;
     }
 
-    /** Each loaded peer holds one UCX endpoint: the connections this agent knows of. */
+    /**
+     * Each loaded peer holds one UCX endpoint: the connections this agent knows of; evicted past the limit, dropped
+     * after a failed transfer (departed), unloaded when idle, and reconnected after a failure, since the agent started.
+     */
     PeerCounts peerCounts() {
         if (closed) {
             return PeerCounts.NONE;
         }
-        return new PeerCounts(peers.loadedCount(), peers.evictedCount(), peers.reconnectedCount(), 0, 0);
+        return new PeerCounts(peers.loadedCount(), peers.evictedCount(), peers.reconnectedCount(),
+                peers.departedCount(), peers.idleClosedCount());
     }
 
     /** Throws unless the agent is open; call under {@link #lifecycle}'s read lock. */

@@ -24,6 +24,7 @@ final class NixlCapi {
 
     static final int SUCCESS = 0;
     static final int IN_PROGRESS = 1;
+    static final int ERROR_BACKEND = -2;
 
     static final int MEM_DRAM = 0;
     static final int MEM_VRAM = 1;

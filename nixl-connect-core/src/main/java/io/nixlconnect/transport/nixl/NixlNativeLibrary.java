@@ -53,6 +53,11 @@ final class NixlNativeLibrary {
 
     /** Binds NIXL from {@code installation}; idempotent for the same library, an error for another. */
     static synchronized void load(NixlInstallation installation) {
+        load(installation, NixlSettings.DEFAULT_UCX_LOG_FILE);
+    }
+
+    /** Loads NIXL, UCX's messages going to {@code ucxLogFile} (see {@link UcxLog}) unless UCX is loaded already. */
+    static synchronized void load(NixlInstallation installation, String ucxLogFile) {
         if (bound != null) {
             if (!String.valueOf(bound.capiLibrary()).equals(String.valueOf(installation.capiLibrary()))) {
                 throw new TransportException("NIXL is already loaded from " + bound.libraryName()
@@ -65,6 +70,7 @@ final class NixlNativeLibrary {
             LibC.INSTANCE.setenv("NIXL_PLUGIN_DIR", installation.pluginDir().toString(), 1);
         }
         leaveFaultSignalsToTheJvm();
+        UcxLog.route(ucxLogFile);
         preloadHostRdmaCore();
         NativeLibrary library = openVerified(installation);
         NixlCapi.bind(library);
@@ -217,10 +223,15 @@ final class NixlNativeLibrary {
         return null;
     }
 
-    /** The one libc function needed: {@code setenv}, so NIXL sees a configured plugin directory. */
+    /**
+     * The libc functions needed: {@code setenv}, so NIXL and UCX see what is set for them before they start, and
+     * {@code getrlimit}, to name an exhaustion of file descriptors ({@link FileDescriptors}).
+     */
     interface LibC extends Library {
         LibC INSTANCE = Native.load("c", LibC.class);
 
         int setenv(String name, String value, int overwrite);
+
+        int getrlimit(int resource, long[] limits);
     }
 }

@@ -30,10 +30,22 @@ import org.jspecify.annotations.Nullable;
  *                          would have freed (health shows it against this, the agent warns beyond it): host memory the
  *                          library owns has its pages given back at once (it stays mapped), so what counts is GPU memory
  *                          and the partial pages at the ends of host allocations; at least 0
+ * @param maxLoadedPeers    how many peers an agent keeps loaded (each holds one UCX endpoint: a socket on TCP, a queue
+ *                          pair on RDMA); past it the least recently used peer with no transfer in flight is unloaded;
+ *                          at least 1
+ * @param peerIdleLimit     how long a loaded peer may go unused before it is unloaded; {@link Duration#ZERO} never
+ *                          unloads an idle peer; not negative
+ * @param ucxLogFile        where UCX writes its own messages ({@code UCX_LOG_FILE}, set before UCX starts, with its
+ *                          {@code %p} and {@code %h}; at most twice 16 MiB kept); empty leaves UCX's default, stdout;
+ *                          {@code UCX_LOG_FILE} in the environment wins; only the first NIXL transport of a process
+ *                          sets it
+ * @param warmUp            whether each agent, as it starts, connects once to a throwaway agent of its own process, so
+ *                          that UCX builds its connection setup then rather than in the first peer's first operation
  */
 public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, List<String> backends,
         Map<String, String> backendParameters, long nixlProgressThreadDelayMicros, Duration drainLimit,
-        long maxKeptBytes) implements TransportSettings {
+        long maxKeptBytes, int maxLoadedPeers, Duration peerIdleLimit, String ucxLogFile, boolean warmUp)
+        implements TransportSettings {
 
     /** The backend's name. */
     public static final String NAME = "nixl";
@@ -45,11 +57,40 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
     public static final Duration DEFAULT_DRAIN_LIMIT = Duration.ofSeconds(2);
     /** Default for {@link #maxKeptBytes}: 1 GiB. */
     public static final long DEFAULT_MAX_KEPT_BYTES = 1L << 30;
-
+    /**
+     * Default for {@link #maxLoadedPeers}: 512. A fleet of a few hundred peers stays loaded, so reading round-robin
+     * from all of them unloads nothing (unloading a peer that is still alive costs a new connection at its next
+     * operation, and with NIXL 1.5 leaves its old socket open until either process ends: docs/nixl.md); 512 endpoints
+     * stay well inside a default limit of open files.
+     */
+    public static final int DEFAULT_MAX_LOADED_PEERS = 512;
+    /**
+     * Default for {@link #peerIdleLimit}: 30 minutes. A peer that left is dropped by then (its connection closed with
+     * its process; what the agent still holds for it goes), while a live peer used at least that often is not
+     * reconnected over and over.
+     */
+    public static final Duration DEFAULT_PEER_IDLE_LIMIT = Duration.ofMinutes(30);
+    /**
+     * Default for {@link #ucxLogFile}: {@code <java.io.tmpdir>/nixl-connect-ucx-%p.log} (UCX puts the process id for
+     * {@code %p}), so that UCX's messages stay out of the application's stdout.
+     */
+    public static final String DEFAULT_UCX_LOG_FILE =
+            Path.of(System.getProperty("java.io.tmpdir"), "nixl-connect-ucx-%p.log").toString();
     public NixlSettings {
         drainLimit = drainLimit == null ? DEFAULT_DRAIN_LIMIT : drainLimit;
         if (drainLimit.isNegative() || drainLimit.isZero()) {
             throw new IllegalArgumentException("drainLimit must be positive, was " + drainLimit);
+        }
+        ucxLogFile = ucxLogFile == null ? DEFAULT_UCX_LOG_FILE : ucxLogFile;
+        if (ucxLogFile.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("ucxLogFile must be free of NUL characters");
+        }
+        if (maxLoadedPeers < 1) {
+            throw new IllegalArgumentException("maxLoadedPeers must be at least 1, was " + maxLoadedPeers);
+        }
+        peerIdleLimit = peerIdleLimit == null ? DEFAULT_PEER_IDLE_LIMIT : peerIdleLimit;
+        if (peerIdleLimit.isNegative()) {
+            throw new IllegalArgumentException("peerIdleLimit must not be negative (zero: never), was " + peerIdleLimit);
         }
         if (maxKeptBytes < 0) {
             throw new IllegalArgumentException("maxKeptBytes must be >= 0, was " + maxKeptBytes);
@@ -73,44 +114,77 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
     /** Search for NIXL, UCX backend with its defaults. */
     public static NixlSettings defaults() {
         return new NixlSettings(null, null, DEFAULT_BACKENDS, Map.of(), DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS,
-                DEFAULT_DRAIN_LIMIT, DEFAULT_MAX_KEPT_BYTES);
+                DEFAULT_DRAIN_LIMIT, DEFAULT_MAX_KEPT_BYTES, DEFAULT_MAX_LOADED_PEERS, DEFAULT_PEER_IDLE_LIMIT,
+                DEFAULT_UCX_LOG_FILE, true);
     }
 
     public NixlSettings withLibraryDir(@Nullable Path dir) {
         return new NixlSettings(dir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     public NixlSettings withPluginDir(@Nullable Path dir) {
         return new NixlSettings(libraryDir, dir, backends, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     public NixlSettings withBackends(List<String> names) {
         return new NixlSettings(libraryDir, pluginDir, names, backendParameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     public NixlSettings withBackendParameters(Map<String, String> parameters) {
         return new NixlSettings(libraryDir, pluginDir, backends, parameters, nixlProgressThreadDelayMicros, drainLimit,
-                maxKeptBytes);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     /** Turns NIXL's own progress thread on with the given pause, or off with a negative value. */
     public NixlSettings withNixlProgressThreadDelayMicros(long micros) {
-        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, micros, drainLimit, maxKeptBytes);
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, micros, drainLimit, maxKeptBytes,
+                maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     /** Sets the fixed part of the drain limit (positive). */
     public NixlSettings withDrainLimit(Duration limit) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros, limit,
-                maxKeptBytes);
+                maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
     /** Sets the cap on memory kept resident for stalled peers (at least 0). */
     public NixlSettings withMaxKeptBytes(long bytes) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
-                drainLimit, bytes);
+                drainLimit, bytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
+    }
+
+    /** Sets how many peers an agent keeps loaded (at least 1). */
+    public NixlSettings withMaxLoadedPeers(int peers) {
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
+                drainLimit, maxKeptBytes, peers, peerIdleLimit, ucxLogFile, warmUp);
+    }
+
+    /** Sets how long a loaded peer may go unused before it is unloaded ({@link Duration#ZERO}: never). */
+    public NixlSettings withPeerIdleLimit(Duration limit) {
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
+                drainLimit, maxKeptBytes, maxLoadedPeers, limit, ucxLogFile, warmUp);
+    }
+
+    /**
+     * Sets where UCX writes its own messages (a file, {@code %p} and {@code %h} substituted by UCX; empty: UCX's default,
+     * stdout). Takes effect for the first NIXL transport of the process, and only without {@code UCX_LOG_FILE} in the
+     * environment.
+     */
+    public NixlSettings withUcxLogFile(String file) {
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
+                drainLimit, maxKeptBytes, maxLoadedPeers, peerIdleLimit, file, warmUp);
+    }
+
+    /**
+     * Sets whether each agent warms UCX up as it starts (see {@link #warmUp}): on, a new agent takes a few milliseconds
+     * more to start and its first peer's first operation is not slowed by UCX's connection setup.
+     */
+    public NixlSettings withWarmUp(boolean on) {
+        return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, nixlProgressThreadDelayMicros,
+                drainLimit, maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, on);
     }
 
     @Override

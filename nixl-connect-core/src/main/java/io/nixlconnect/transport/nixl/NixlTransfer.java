@@ -22,7 +22,8 @@ final class NixlTransfer implements TransferHandle {
     private final CompletableFuture<Void> completion = new CompletableFuture<>();
     /** The CUDA device of the local memory, whose context is current while polling; -1 for host memory. */
     private final int cudaDevice;
-    private long request;
+    /** NIXL's request until released (0 after); volatile: {@link #holdsRequest} reads it without the lock. */
+    private volatile long request;
     private volatile TransferState state = TransferState.IN_PROGRESS;
     private volatile TransferAttributes attributes = TransferAttributes.of("nixl");
     /** Whether the thread waiting for this transfer polls it (the progress loop then leaves it alone). */
@@ -209,6 +210,14 @@ final class NixlTransfer implements TransferHandle {
             state = TransferState.CANCELLED;
         }
         completion.completeExceptionally(new TransportException("transfer " + description + " cancelled: " + why));
+    }
+
+    /**
+     * Whether NIXL's request is not released yet: until then its peer must stay loaded, even once the transfer has
+     * ended (the progress loop completes the caller's future first and releases the request after).
+     */
+    boolean holdsRequest() {
+        return request != 0;
     }
 
     private boolean release() {

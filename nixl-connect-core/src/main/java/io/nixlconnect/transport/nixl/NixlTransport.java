@@ -34,7 +34,7 @@ final class NixlTransport implements Transport {
     static NixlTransport open(NixlSettings settings) {
         NixlSettings effective = settings == null ? NixlSettings.defaults() : settings;
         NixlInstallation installation = NixlLibraryLocator.forThisProcess().locate(effective);
-        NixlNativeLibrary.load(installation);
+        NixlNativeLibrary.load(installation, effective.ucxLogFile());
         NixlCudaSupport.logOnce();
         return new NixlTransport(effective, installation);
     }

@@ -53,7 +53,8 @@ final class PeerLoader {
             } catch (NixlPeers.PeerBusyException busy) {
                 pending = inFlight.completionsTo(parsed.agent());
                 if (pending.isEmpty()) {
-                    continue; // they ended meanwhile
+                    Thread.yield(); // they ended meanwhile (their requests are being released)
+                    continue;
                 }
             } finally {
                 core.lifecycle.readLock().unlock();

@@ -9,6 +9,7 @@ import io.nixlconnect.transport.TransportException;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * Posts one NIXL agent's transfers to its loaded peers: checks a transfer, creates and posts its request (a transfer
@@ -55,12 +56,14 @@ final class TransferPoster {
             long agent = core.handle();
             NixlTransfer transfer;
             Runnable outcome = null;
-            // Under the peers' monitor so a peer cannot be replaced between creating the request and posting it.
-            synchronized (peers) {
-                if (!peers.isLoaded(remote)) {
-                    throw new PeerNotLoadedException("remote agent '" + remote + "' is not loaded in NIXL agent "
-                            + core.name() + "; load its metadata first");
-                }
+            // Holding the peer's read lock so it cannot be replaced or evicted between creating the request and
+            // posting it; other peers' loads and posts go on meanwhile.
+            ReentrantReadWriteLock.ReadLock peer = peers.use(remote);
+            if (peer == null) {
+                throw new PeerNotLoadedException("remote agent '" + remote + "' is not loaded in NIXL agent "
+                        + core.name() + "; load its metadata first");
+            }
+            try {
                 if (localData.isEmpty()) {
                     sendNotification(agent, remote, notification, description);
                     transfer = NixlTransfer.completedWithoutData(core, remote, description);
@@ -84,6 +87,8 @@ final class TransferPoster {
                         }
                     }
                 }
+            } finally {
+                peer.unlock();
             }
             posted++;
             // Completion callbacks run outside our locks: they may call back into this agent.

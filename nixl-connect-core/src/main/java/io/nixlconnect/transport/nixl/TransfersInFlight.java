@@ -112,10 +112,14 @@ final class TransfersInFlight {
         return completions;
     }
 
-    /** Transfers to {@code remote} not ended yet (one that has ended leaves this set a moment later). */
+    /**
+     * Transfers to {@code remote} not ended yet, or ended with their request not yet released (one that has ended
+     * leaves this set a moment later): while any is, the peer must not be invalidated, since NIXL's request refers to
+     * the peer's loaded metadata until it is released.
+     */
     long countTo(String remote) {
-        return inFlight.stream().filter(transfer -> remote.equals(transfer.remote()) && !transfer.state().isTerminal())
-                .count();
+        return inFlight.stream().filter(transfer -> remote.equals(transfer.remote())
+                && (!transfer.state().isTerminal() || transfer.holdsRequest())).count();
     }
 
     /** The peers that transfers in flight target. */

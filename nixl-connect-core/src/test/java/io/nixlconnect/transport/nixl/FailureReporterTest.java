@@ -28,7 +28,7 @@ class FailureReporterTest {
     void twoAgents() {
         core = agents.open("reporting");
         peer = agents.open("reported-to");
-        peers = new NixlPeers(core);
+        peers = new NixlPeers(core, NixlTestSupport.settings());
         reporter = new FailureReporter(core, peers, new ProgressLoop("unstarted", core));
     }
 

@@ -27,7 +27,6 @@ import org.junit.jupiter.api.Timeout;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -467,16 +466,6 @@ class NixlTransferTest {
         assertThat(active.loadRemoteAgent(passive.localMetadata())).isEqualTo(passiveName);
         active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)), null)
                 .completion().get(30, TimeUnit.SECONDS);
-    }
-
-    @Test
-    void beyondTheLimitTheLeastRecentlyLoadedIdlePeersAreUnloaded() {
-        List<String> byRecency = List.of("oldest", "busy", "older", "recent", "newest");
-        assertThat(NixlPeers.evictable(byRecency, 3, Set.of("busy", "newest"))).containsExactly("oldest", "older");
-        assertThat(NixlPeers.evictable(byRecency, 5, Set.of())).isEmpty();
-        assertThat(NixlPeers.evictable(byRecency, 1, Set.of("oldest", "busy", "older", "recent", "newest")))
-                .isEmpty(); // all in use: none unloaded, whatever the limit
-        assertThat(NixlPeers.evictable(byRecency, 4, Set.of("oldest"))).containsExactly("busy");
     }
 
     @Test

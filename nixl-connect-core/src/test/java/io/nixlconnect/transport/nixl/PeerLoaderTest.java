@@ -25,7 +25,7 @@ class PeerLoaderTest {
     void twoAgents() {
         core = agents.open("loading");
         peer = agents.open("loaded");
-        peers = new NixlPeers(core);
+        peers = new NixlPeers(core, NixlTestSupport.settings());
         loader = new PeerLoader(core, peers, new TransfersInFlight(core, new ProgressLoop("unstarted", core)));
     }
 

@@ -34,7 +34,7 @@ class TransferPosterTest {
     void twoAgents() {
         core = agents.open("posting");
         peer = agents.open("posted-to");
-        peers = new NixlPeers(core);
+        peers = new NixlPeers(core, NixlTestSupport.settings());
         ProgressLoop unstarted = new ProgressLoop("unstarted", core);
         inFlight = new TransfersInFlight(core, unstarted);
         poster = new TransferPoster(core, peers, inFlight, unstarted);
