@@ -5,11 +5,15 @@
 # when the download fails). Tests start their own etcd on loopback, on a free port, with a data directory
 # of their own:
 #
-#   eval "$(.ci/etcd-setup.sh)"      # prints export ETCD_BINARY=... ETCDCTL_BINARY=... ETCD_VERSION=...
+#   eval "$(.ci/etcd-setup.sh)"      # prints export ETCD_BINARY=... ETCD_CLI_BINARY=... ETCD_SERVER_VERSION=...
 #   "$ETCD_BINARY" --data-dir "$dir" --listen-client-urls http://127.0.0.1:$port \
 #       --advertise-client-urls http://127.0.0.1:$port --listen-peer-urls http://127.0.0.1:$peer_port
 #   ETCD_ENDPOINTS=http://127.0.0.1:$port DYN_DISCOVERY_BACKEND=etcd ...   # a Dynamo worker or client
 #
+# etcd takes every ETCD_<FLAG> environment variable as a flag (ETCD_VERSION=3.4.23 would stop it: "invalid value
+# for ETCD_VERSION") and warns about unknown ones (ETCD_BINARY), etcdctl likewise with ETCDCTL_*: hence the names
+# ETCD_CLI_BINARY and ETCD_SERVER_VERSION (not flags of either), and start etcd with ETCD_BINARY removed from its
+# environment for a log without that warning.
 # Debian 12 ships etcd 3.4.23 (a static Go binary; its v3 API and v3 JSON gateway are what Dynamo 1.6.1 and
 # jetcd speak). ETCD_SETUP_DEBS=<dir> takes the .deb files from that directory instead of apt.
 # Exits 1 (saying why) when no etcd could be had; callers decide whether that skips tests or fails CI.
@@ -55,5 +59,5 @@ fi
 version="$(sed -n 's/^etcd Version: *//p' <<<"$version_text")"
 log "etcd $version ready: $etcd"
 echo "export ETCD_BINARY=\"$etcd\""
-if [[ -x "$etcdctl" ]]; then echo "export ETCDCTL_BINARY=\"$etcdctl\""; fi
-echo "export ETCD_VERSION=\"$version\""
+if [[ -x "$etcdctl" ]]; then echo "export ETCD_CLI_BINARY=\"$etcdctl\""; fi
+echo "export ETCD_SERVER_VERSION=\"$version\""
