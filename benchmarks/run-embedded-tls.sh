@@ -16,7 +16,7 @@ keytool -genkeypair -alias bench -keyalg EC -groupname secp256r1 -dname CN=bench
 
 ./mvnw -q -B -ntp -pl nixl-connect-benchmarks -am package -DskipTests
 run() {
-  java -cp "nixl-connect-benchmarks/target/classes:nixl-connect-benchmarks/target/lib/*" \
+  java --enable-native-access=ALL-UNNAMED -cp "nixl-connect-benchmarks/target/classes:nixl-connect-benchmarks/target/lib/*" \
       -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dbench.sameHostCopy=false "$@" \
       io.nixlconnect.benchmarks.TransferBenchmark EMBEDDED "$max_size"
 }

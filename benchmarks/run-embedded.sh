@@ -78,7 +78,7 @@ echo "== nixl-connect embedded transport, two JVMs"
 for run in "true 1" "false 1" "false $tcp_streams"; do
   read -r same_host streams <<<"$run"
   echo "-- same-host copy allowed: $same_host, TCP streams per large transfer: $streams, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  java -cp "nixl-connect-benchmarks/target/classes:nixl-connect-benchmarks/target/lib/*" \
+  java --enable-native-access=ALL-UNNAMED -cp "nixl-connect-benchmarks/target/classes:nixl-connect-benchmarks/target/lib/*" \
       -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dbench.sameHostCopy="$same_host" -Dbench.tcpStreams="$streams" \
       io.nixlconnect.benchmarks.TransferBenchmark EMBEDDED "$max_size"
 done

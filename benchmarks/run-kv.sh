@@ -24,7 +24,7 @@ classpath="nixl-connect-benchmarks/target/classes:$(ls nixl-connect-benchmarks/t
 kv() { # kv BACKEND [JVM options...]
   local backend="$1"
   shift
-  java -Xmx1g -Dbench.kv.iterations="$iterations" -Dbench.kv.warmup="$warmup" -Dnixl.library.path="$NIXL_LIBRARY_DIR" \
+  java --enable-native-access=ALL-UNNAMED -Xmx1g -Dbench.kv.iterations="$iterations" -Dbench.kv.warmup="$warmup" -Dnixl.library.path="$NIXL_LIBRARY_DIR" \
     "$@" -cp "$classpath" io.nixlconnect.benchmarks.KvBenchmark "$backend" "$shapes" 2> >(grep -v " INFO " >&2)
 }
 echo "== $(date -u +%FT%TZ) $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"

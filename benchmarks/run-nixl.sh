@@ -30,7 +30,7 @@ for round in $(seq "$rounds"); do
   echo "== round $round of $rounds: $(date -u +%FT%TZ) $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg);" \
     "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null); huge-page advice: $hugepages"
   echo "== Java (nixl-connect, NIXL backend), two JVMs"
-  java -Xmx1g -Dbench.hugepages="$([[ $hugepages == 1 ]] && echo true || echo false)" -Dnixl.library.path="$NIXL_LIBRARY_DIR" -cp "$classpath" \
+  java --enable-native-access=ALL-UNNAMED -Xmx1g -Dbench.hugepages="$([[ $hugepages == 1 ]] && echo true || echo false)" -Dnixl.library.path="$NIXL_LIBRARY_DIR" -cp "$classpath" \
     io.nixlconnect.benchmarks.TransferBenchmark NIXL "$max_size" 2> >(grep -v " INFO " >&2)
   echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "== NIXL direct (Python API), two processes"

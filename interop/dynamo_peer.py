@@ -13,9 +13,10 @@ Commands (one per line) and replies:
   write SIZES SEED JSON      -> "WROTE key STATUS crc32"
   cancelread JSON            -> begins a read, completes it, then cancel(): "CANCELLED key STATUS_BEFORE STATUS_AFTER"
   parse JSON                 -> validates RdmaMetadata as the module does: "PARSED kind:id,kind:id,... json"
-  failreport JSON            -> begins a read, cancels it before it is posted, then sends the publisher nixl-connect's
+  failreport JSON            -> begins a read, releases it unposted, then sends the publisher nixl-connect's
                                 failure report (docs/interop.md) as any worker could, with the module agent's
-                                send_notif: "REPORTED key STATUS"
+                                send_notif: "REPORTED key STATUS". Never transfers: not op.cancel(), which reads
+                                `status` first, and in 1.6.1 the first status read posts the transfer
   notifs                     -> "NOTIFS n text|text|..." the nixl-connect failure reports among the notifications
                                 the module's agent has received (its update_notifs() keeps every one)
   info                       -> "INFO hostname worker_id equal_to_same_id"
@@ -80,6 +81,19 @@ def crc(parts):
 def descriptors(parts):
     descs = [nc.Descriptor((part, "cpu")) for part in parts]
     return descs[0] if len(descs) == 1 else descs
+
+
+def release_unposted(op):
+    """Cancels an active operation the module has not posted yet, without posting it.
+
+    op.cancel() would not do: in 1.6.1 ActiveOperation._cancel_() first reads the `status` property, and the first
+    status read of an UNINITIALIZED operation posts the transfer (with its notification key); the release that follows
+    cancels it only if it has not finished. Here the handle is released as _cancel_() releases it, with no status read
+    before: the transfer is never posted."""
+    assert op._status == nc.OperationStatus.UNINITIALIZED, "already posted: " + op._status.name
+    op.connection._nixl.release_xfer_handle(op._xfer_hndl)
+    op._xfer_hndl = None
+    op._status = nc.OperationStatus.CANCELLED
 
 
 def status_name(op):
@@ -149,7 +163,7 @@ class Peer:
         parts = arrays([d.size for d in metadata.descriptors])
         op = await self.connector.begin_read(metadata, descriptors(parts))
         self.keep.append((op, parts))
-        op.cancel()  # before any status read: the module never posted the transfer
+        release_unposted(op)
         report = (FAILURE_PREFIX + metadata.notification_key + "\ncancelled by the Python reader").encode("utf-8")
         op.connection._nixl.send_notif(op.remote.name, report)
         say("REPORTED %s %s" % (metadata.notification_key, op.status.name))

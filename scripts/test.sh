@@ -72,5 +72,19 @@ elif [[ "${CI:-}" == "true" ]]; then
 else
   echo "test.sh: ******** no Java 25 found or fetched: the core suite was NOT run on Java 25 ********" >&2
 fi
+
+# The README's demo with --nixl.connect.backend=nixl, as a user runs it: the jar on Java 25 (~15 s). It must print
+# `result: OK` and no restricted-method warning (the jar's manifest grants JNA and JCuda native access).
+if [[ -n "${NIXL_LIBRARY_DIR:-}" && -x "${java25:-}" ]]; then
+  demo_log="$(mktemp)"
+  if ! timeout 300 "$java25" -jar sample-app/target/nixl-connect-sample.jar --nixl.connect.backend=nixl >"$demo_log" 2>&1 \
+      || ! grep -qx 'result: OK' "$demo_log" || grep -qi 'restricted method' "$demo_log"; then
+    cat "$demo_log" >&2
+    echo "test.sh: the README demo on NIXL (Java 25) did not print 'result: OK', or warned of a restricted method" >&2
+    exit 1
+  fi
+  rm -f "$demo_log"
+fi
+
 # A fresh application built from the documented pom against freshly installed artifacts (~40 s).
 ./scripts/consumer-app-test.sh

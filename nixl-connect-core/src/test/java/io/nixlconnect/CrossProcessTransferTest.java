@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,9 +27,8 @@ class CrossProcessTransferTest {
 
     @BeforeEach
     void startPeer() throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        peer = PeerLines.start(new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                PeerProcess.class.getName()), "peer");
+        peer = PeerLines.start(new ProcessBuilder(ChildJvm.command("-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                PeerProcess.class.getName())), "peer");
         assertThat(next("READY")).startsWith("READY");
         connector = new Connector(ConnectorOptions.builder().workerId("tester").transports(EmbeddedSettings.defaults())
                 .operationTimeout(Duration.ofSeconds(20)).build());

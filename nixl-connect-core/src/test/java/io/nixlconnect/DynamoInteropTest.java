@@ -19,6 +19,7 @@ import java.util.zip.CRC32;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -364,6 +365,43 @@ class DynamoInteropTest {
                         + " / ReadOperation of worker 'java-dynamo-interop' failed: ");
     }
 
+    /** Notifications and failure reports the NIXL agent has taken in (health detail {@code notificationsReceived}). */
+    private static long notificationsReceived() {
+        return ((Number) connector.transportStatus().details().get("notificationsReceived")).longValue();
+    }
+
+    /** The NIXL agent's count of failure reports that ended no operation (health detail {@code failureReportsDropped}). */
+    private static long failureReportsDropped() {
+        return ((Number) connector.transportStatus().details().get("failureReportsDropped")).longValue();
+    }
+
+    /**
+     * The other order: the module's reader completed (its notification came first, the Java readable is DONE), then a
+     * failure report for the same key arrives late. DONE stays DONE; the report ends nothing, and is dropped and
+     * counted. ({@code failreport} never posts a transfer: it only sends the report.)
+     */
+    @Test
+    void aLateFailureReportAfterTheModulesReadCompletedLeavesTheJavaReadableDoneAndIsCounted() throws Exception {
+        List<Descriptor> source = sized(List.of(4096), 23);
+        ReadableOperation readable = connector.createReadable(source);
+        String json = readable.metadata().toJson();
+        peer.send("read " + json);
+        assertThat(peer.next("READ ")).isEqualTo("READ " + readable.notificationKey() + " COMPLETE " + crc(source));
+        readable.waitForCompletion(WAIT);
+        assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
+        long droppedBefore = failureReportsDropped();
+
+        peer.send("failreport " + json);
+
+        assertThat(peer.next("REPORTED ")).isEqualTo("REPORTED " + readable.notificationKey() + " CANCELLED");
+        await().atMost(WAIT).until(() -> failureReportsDropped() > droppedBefore);
+        assertThat(failureReportsDropped()).isEqualTo(droppedBefore + 1);
+        assertThat(readable.status()).isEqualTo(OperationStatus.COMPLETE);
+        assertThat(readable.completion()).isCompleted();
+        // The agent still serves: the shared peer reads the next readable.
+        moduleReads(sized(List.of(4096), 24), false);
+    }
+
     /**
      * The other way: the module's readers send no failure report (a Python reader that fails leaves a Java publisher
      * to its passive timeout, as {@link #aModuleReaderKilledMidReadLeavesTheJavaReadableToItsPassiveTimeout} shows).
@@ -373,6 +411,8 @@ class DynamoInteropTest {
     @Test
     void aPythonReaderThatSendsTheFailureReportEndsTheJavaReadableAtOnce() throws Exception {
         ReadableOperation readable = connector.createReadable(sized(List.of(4096), 19));
+        long droppedBefore = failureReportsDropped();
+        long receivedBefore = notificationsReceived();
 
         peer.send("failreport " + readable.metadata().toJson());
 
@@ -382,5 +422,11 @@ class DynamoInteropTest {
         assertThat(thrown).isInstanceOf(TransferException.class)
                 .hasMessageContaining("the peer 'dynamo-peer-")
                 .hasMessageContaining("reported that its transfer ended without notifying: cancelled by the Python reader");
+        assertThat(failureReportsDropped()).as("the report ended the readable: not dropped").isEqualTo(droppedBefore);
+        // The report came alone: the peer posted no transfer, so no notification of its key follows it. (Checked
+        // after one more read from the same peer, whose notification comes after anything that peer sent before.)
+        moduleReads(sized(List.of(4096), 20), false);
+        assertThat(notificationsReceived()).as("the report and the next read's notification only")
+                .isEqualTo(receivedBefore + 2);
     }
 }

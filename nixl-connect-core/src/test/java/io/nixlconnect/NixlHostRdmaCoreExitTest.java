@@ -51,9 +51,9 @@ class NixlHostRdmaCoreExitTest {
             assumeTrue(HOST_RDMA_CORE != null && !HOST_RDMA_CORE.isBlank(),
                     "NIXL_TEST_HOST_RDMA_CORE is not set: .ci/nixl-setup.sh could not fetch rdma-core's libraries");
         }
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:ErrorFile=" + dir.resolve("hs_err_pid%p.log"),
-                "-cp", System.getProperty("java.class.path"), NixlHostRdmaCoreExitTest.class.getName())
+        ProcessBuilder builder = new ProcessBuilder(ChildJvm.command("-Xmx256m",
+                "-XX:ErrorFile=" + dir.resolve("hs_err_pid%p.log"), "-cp", System.getProperty("java.class.path"),
+                NixlHostRdmaCoreExitTest.class.getName()))
                 .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("output.txt").toFile());
         Map<String, String> environment = builder.environment();
         environment.remove("UCX_MODULES");

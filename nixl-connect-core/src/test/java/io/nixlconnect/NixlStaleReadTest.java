@@ -151,9 +151,8 @@ class NixlStaleReadTest {
     }
 
     private static PeerLines start(String role, String ucxTls) throws Exception {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:ErrorFile=/dev/null", "-cp", System.getProperty("java.class.path"),
-                NixlStaleReadTest.class.getName(), role));
+        List<String> command = ChildJvm.command("-Xmx256m", "-XX:ErrorFile=/dev/null", "-cp",
+                System.getProperty("java.class.path"), NixlStaleReadTest.class.getName(), role);
         ProcessBuilder builder = new ProcessBuilder(command);
         if (ucxTls.isEmpty()) {
             builder.environment().remove("UCX_TLS");

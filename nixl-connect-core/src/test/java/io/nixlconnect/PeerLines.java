@@ -7,8 +7,6 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -53,8 +51,8 @@ final class PeerLines implements AutoCloseable {
      * the two-JVM tests of memory safety, whose crash must fail the test rather than kill the test JVM.
      */
     static PeerLines startJvmOverUcxTcp(Class<?> main, String role, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:ErrorFile=/dev/null", "-cp", System.getProperty("java.class.path"), main.getName(), role));
+        List<String> command = ChildJvm.command("-Xmx256m", "-XX:ErrorFile=/dev/null", "-cp",
+                System.getProperty("java.class.path"), main.getName(), role);
         command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().put("UCX_TLS", "tcp,self");

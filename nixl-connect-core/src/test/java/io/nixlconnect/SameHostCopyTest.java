@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,8 +36,7 @@ class SameHostCopyTest {
 
     private void startPeer(List<String> launcher, String... properties) throws Exception {
         List<String> command = new ArrayList<>(launcher);
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-Xmx256m");
+        command.addAll(ChildJvm.command("-Xmx256m"));
         command.addAll(List.of(properties));
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerProcess.class.getName()));
         peer = PeerLines.start(new ProcessBuilder(command), "peer");

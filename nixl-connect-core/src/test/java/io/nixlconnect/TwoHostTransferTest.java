@@ -115,9 +115,7 @@ class TwoHostTransferTest {
         if (inNamespace) {
             command.addAll(List.of("ip", "netns", "exec", NAMESPACE));
         }
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-Xmx1g");
-        command.add("--enable-native-access=ALL-UNNAMED");
+        command.addAll(ChildJvm.command("-Xmx1g"));
         command.addAll(List.of(options));
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerProcess.class.getName()));
         ProcessBuilder builder = new ProcessBuilder(command);

@@ -45,7 +45,7 @@ final class SoakChild {
     /** A JVM running {@link NixlSoak} in {@code role} ("producer" or "reader"). */
     static SoakChild java(String role) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-XX:ErrorFile=" + CRASH_DIR.resolve("hs_err_pid%p.log"), "-Dsoak.crashDir=" + CRASH_DIR,
+                "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-XX:ErrorFile=" + CRASH_DIR.resolve("hs_err_pid%p.log"), "-Dsoak.crashDir=" + CRASH_DIR,
                 "-Dnixl.library.path=" + System.getProperty("nixl.library.path", System.getenv("NIXL_LIBRARY_DIR")),
                 "-cp", System.getProperty("java.class.path"), NixlSoak.class.getName(), role));
         return start(new ProcessBuilder(command));

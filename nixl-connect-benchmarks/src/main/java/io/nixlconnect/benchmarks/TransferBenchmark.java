@@ -73,7 +73,9 @@ public final class TransferBenchmark {
         String backend = args.length > 0 ? args[0] : "embedded";
         long maxSize = args.length > 1 ? Long.parseLong(args[1]) : 1L << 30;
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path")));
+        // Native access for JNA: Java 24+ warns without it, 17 accepts it.
+        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp",
+                System.getProperty("java.class.path")));
         command.add("-Dbench.hugepages=" + BenchmarkBuffer.hugePagesRequested());
         command.add("-D" + BenchmarkOptions.SAME_HOST_COPY_PROPERTY + "=" + BenchmarkOptions.sameHostCopy());
         command.add("-D" + BenchmarkOptions.TCP_STREAMS_PROPERTY + "=" + BenchmarkOptions.tcpStreams());

@@ -18,7 +18,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * The consumer: fetches the producer's metadata over HTTP, reads its tensor with a one-sided READ and checks
  * the CRC32C, then writes a tensor of its own into a buffer the producer makes writable and has the producer
- * check it. Finally it asks its own actuator for the {@code nixl} health and the transfer meter.
+ * check it. Finally it asks its own actuator for the {@code nixl} health and the transfer meter. It transfers with
+ * {@link ConsumerConnector}'s connector: in the one-process demo a worker of its own beside the producer's.
  */
 @Component
 @ConditionalOnExpression(DemoClient.CONSUMER_ROLE)
@@ -37,9 +38,9 @@ public class DemoClient {
     private final RestClient.Builder http;
     private final Environment environment;
 
-    public DemoClient(Connector connector, NixlTransfers transfers, TensorMemory memory, SampleProperties properties,
-            RestClient.Builder http, Environment environment) {
-        this.connector = connector;
+    public DemoClient(ConsumerConnector consumer, NixlTransfers transfers, TensorMemory memory,
+            SampleProperties properties, RestClient.Builder http, Environment environment) {
+        this.connector = consumer.connector();
         this.transfers = transfers;
         this.memory = memory;
         this.properties = properties;

@@ -1,8 +1,11 @@
 package io.nixlconnect.sample;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.nixlconnect.Connector;
 import io.nixlconnect.cuda.CudaMemory;
 import java.util.Locale;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -10,6 +13,19 @@ import org.springframework.core.env.Environment;
 
 @Configuration(proxyBeanMethods = false)
 class SampleConfiguration {
+
+    /**
+     * The consumer's connector: the application's in role {@code consumer}; in role {@code both} one of its own, since
+     * NIXL does not let a connector read its own readables ({@link ConsumerConnector}). Closed with the context.
+     */
+    @Bean
+    @ConditionalOnExpression(DemoClient.CONSUMER_ROLE)
+    ConsumerConnector consumerConnector(Connector connector, SampleProperties properties,
+            ObjectProvider<MeterRegistry> registry) {
+        return properties.getRole() == SampleProperties.Role.BOTH
+                ? ConsumerConnector.beside(connector, registry.getIfAvailable())
+                : ConsumerConnector.shared(connector);
+    }
 
     /**
      * Where tensors live: {@code sample.device=auto} (the default) takes the GPU when the starter found one

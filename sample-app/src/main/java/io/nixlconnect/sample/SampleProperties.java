@@ -101,7 +101,7 @@ public class SampleProperties {
         PRODUCER,
         /** Reads the producer's tensor and writes one into it, then reports (and exits). */
         CONSUMER,
-        /** Both in one process, against each other over HTTP and the transport. */
+        /** Both in one process, against each other over HTTP and the transport, each with a connector of its own. */
         BOTH
     }
 }

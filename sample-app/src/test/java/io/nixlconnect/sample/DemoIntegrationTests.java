@@ -59,6 +59,8 @@ class DemoIntegrationTests {
         assertThat(result.write().bytes()).isEqualTo(SIZE);
         assertThat(result.health()).isEqualTo("UP");
         assertThat(result.backend()).isEqualTo("embedded");
+        // The consumer is a worker of its own beside the producer (NIXL refuses a connector's own metadata).
+        assertThat(result.worker()).isEqualTo(connector.name() + "-consumer");
         assertThat(result.endpoint()).startsWith("127.0.0.1:");
         assertThat(result.transferredBytes()).isGreaterThanOrEqualTo(2 * SIZE);
         assertThat(result.ok()).isTrue();
@@ -109,7 +111,7 @@ class DemoIntegrationTests {
         properties.setRole(SampleProperties.Role.CONSUMER);
         properties.setProducerUrl("http://127.0.0.1:9");
         properties.setTensorSize(DataSize.ofKilobytes(64));
-        DemoRunner runner = new DemoRunner(new DemoClient(connector, transfers, memory, properties, builder, environment), properties);
+        DemoRunner runner = new DemoRunner(new DemoClient(ConsumerConnector.shared(connector), transfers, memory, properties, builder, environment), properties);
         runner.run(null);
 
         DemoResult result = runner.result();

@@ -38,7 +38,7 @@ import tools.jackson.databind.json.JsonMapper;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = "-Xmx512m")
+@Fork(value = 1, jvmArgsAppend = {"-Xmx512m", "--enable-native-access=ALL-UNNAMED"})
 public class MetadataParseBenchmark {
 
     private static final JsonMapper MAPPER = JsonMapper.builder().build();

@@ -339,6 +339,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         details.put("notificationsReceived", notifications.receivedCount());
         details.put("notificationsBuffered", dispatcher.bufferedCount());
         details.put("notificationsDropped", dispatcher.droppedCount());
+        details.put("failureReportsDropped", notifications.failureReportsDroppedCount());
         return details;
     }
 

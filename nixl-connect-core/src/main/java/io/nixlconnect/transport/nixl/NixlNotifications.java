@@ -34,6 +34,7 @@ final class NixlNotifications {
     private long map;
     private long lastDrainNanos; // progress thread only
     private volatile long received;
+    private volatile long failureReportsDropped;
 
     NixlNotifications(String agentName, NotificationDispatcher dispatcher) {
         this.agentName = agentName;
@@ -97,6 +98,8 @@ final class NixlNotifications {
                         FailureNotification.Received report = FailureNotification.parse(bytes, from);
                         if (report != null) {
                             taken.add(report);
+                        } else {
+                            failureReportsDropped++; // malformed
                         }
                     } else {
                         taken.add(bytes);
@@ -111,6 +114,8 @@ final class NixlNotifications {
                 dispatcher.deliver(notification);
             } else if (each instanceof FailureNotification.Received report
                     && !dispatcher.peerFailed(report.key(), report.peer(), report.cause())) {
+                // Most often late: the reader's transfer completed (and notified) after all, or the operation ended.
+                failureReportsDropped++;
                 log.debug("NIXL agent {}: a failure report from {} names no operation waiting alone for it; dropped",
                         agentName, report.peer());
             }
@@ -121,5 +126,13 @@ final class NixlNotifications {
     /** Notifications and failure reports taken off the map so far (health). */
     long receivedCount() {
         return received;
+    }
+
+    /**
+     * Failure reports that ended no operation (health): malformed, or naming no operation that waits alone for its
+     * key — one that completed or ended before the report came, a fan-out readable, or none at all.
+     */
+    long failureReportsDroppedCount() {
+        return failureReportsDropped;
     }
 }

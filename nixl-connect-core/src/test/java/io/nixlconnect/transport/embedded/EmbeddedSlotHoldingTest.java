@@ -2,13 +2,13 @@ package io.nixlconnect.transport.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.nixlconnect.ChildJvm;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryType;
 import io.nixlconnect.transport.TransferOp;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -169,10 +169,10 @@ class EmbeddedSlotHoldingTest {
 
     static Process startAttacker(int port, int connections, int addresses, int seconds, int intervalMillis)
             throws Exception {
-        return new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx128m",
-                "-XX:ErrorFile=/dev/null", "-cp", System.getProperty("java.class.path"), SlotHoldingPeer.class.getName(),
+        return new ProcessBuilder(ChildJvm.command("-Xmx128m", "-XX:ErrorFile=/dev/null", "-cp",
+                System.getProperty("java.class.path"), SlotHoldingPeer.class.getName(),
                 Integer.toString(port), Integer.toString(connections), Integer.toString(addresses),
-                Integer.toString(seconds), Integer.toString(intervalMillis))
+                Integer.toString(seconds), Integer.toString(intervalMillis)))
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 

@@ -3,6 +3,7 @@ package io.nixlconnect.transport.embedded;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.ChildJvm;
 import io.nixlconnect.internal.NativeMemory;
 import io.nixlconnect.transport.MemoryRegion;
 import io.nixlconnect.transport.MemoryRegistration;
@@ -180,7 +181,7 @@ class SameHostConfusedDeputyTest {
             }
             command.addAll(List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"));
         }
-        command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m",
+        command.addAll(ChildJvm.command("-Xmx64m",
                 "-XX:ErrorFile=/dev/null", "-Djna.tmpdir=" + jnaTemp, "-Djava.io.tmpdir=" + jnaTemp, "-cp",
                 String.join(java.io.File.pathSeparator, classPath), main.getName()));
         command.addAll(List.of(args));

@@ -3,6 +3,7 @@ package io.nixlconnect.transport.nixl;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.nixlconnect.ChildJvm;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,10 +42,9 @@ class NixlMetadataFuzzTest {
         long seed = Long.getLong("nixl.fuzz.seed", System.currentTimeMillis());
         Path stdout = dir.resolve("fuzz.out");
         Path stderr = dir.resolve("fuzz.err");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(java, "-Xmx256m", "-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"),
+        Process child = new ProcessBuilder(ChildJvm.command("-Xmx256m", "-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"),
                 "-cp", System.getProperty("java.class.path"), NixlMetadataFuzz.class.getName(), campaign,
-                Long.toString(seed), Integer.toString(mutations), Integer.toString(seconds))
+                Long.toString(seed), Integer.toString(mutations), Integer.toString(seconds)))
                 .redirectOutput(stdout.toFile()).redirectError(stderr.toFile()).start();
         boolean exited = child.waitFor(seconds + 120L, TimeUnit.SECONDS);
         if (!exited) {

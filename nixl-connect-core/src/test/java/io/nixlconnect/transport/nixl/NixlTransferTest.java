@@ -289,6 +289,28 @@ class NixlTransferTest {
     }
 
     @Test
+    void failureReportsThatEndNoWindowAreDroppedAndCounted() throws Exception {
+        Memory local = buffer(64, 11);
+        Memory remote = buffer(64, 12);
+        register(active, local);
+        register(passive, remote);
+        connect();
+        PassiveWindow waiting = passive.openWindow(TransferOp.READ, List.of(region(remote)), key("waiting"));
+        cleanup.add(waiting);
+
+        // As notifications of transfers: a report for a key nobody waits for, and a malformed one (no line ending the key).
+        for (String report : List.of("nixl-connect:failed:v1:nobody\nlate", "nixl-connect:failed:v1:waiting")) {
+            active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
+                    key(report)).completion().get(30, TimeUnit.SECONDS);
+        }
+        waitUntil(() -> ((Number) passive.details().get("failureReportsDropped")).longValue() == 2);
+
+        assertThat(waiting.notified()).as("neither report named the waiting window").isNotDone();
+        assertThat(passive.details().get("notificationsReceived")).as("the malformed report is not received")
+                .isEqualTo(1L);
+    }
+
+    @Test
     void closingAWindowCancelsItsWait() {
         PassiveWindow window = passive.openWindow(TransferOp.READ, List.of(), key("never"));
         window.close();
