@@ -11,6 +11,13 @@ import org.jspecify.annotations.Nullable;
 public interface DynamoListener {
 
     /**
+     * A call of this runtime is sending its request; {@link #callEnded} follows for each, on any thread. Together
+     * they give the calls in flight per endpoint.
+     */
+    default void callStarted(EndpointId endpoint) {
+    }
+
+    /**
      * A call of this runtime ended: its stream complete (or stopped and drained), or failed, or killed, or the call
      * failed before it had a stream.
      *
@@ -18,6 +25,14 @@ public interface DynamoListener {
      * @param failure null when the stream ended normally; {@link DynamoCancelledException} when this side killed it
      */
     default void callEnded(EndpointId endpoint, Duration elapsed, @Nullable DynamoException failure) {
+    }
+
+    /**
+     * A request to one of this runtime's endpoints was accepted and its handler is about to run. Told on the thread
+     * that runs the handler, and {@link #requestEnded} follows on that same thread once the handler and its stream
+     * are done: what lets an observation be current while the handler runs.
+     */
+    default void requestStarted(EndpointId endpoint) {
     }
 
     /**

@@ -25,6 +25,26 @@ public final class Listeners {
         listeners.remove(listener);
     }
 
+    public void callStarted(EndpointId endpoint) {
+        for (DynamoListener listener : listeners) {
+            try {
+                listener.callStarted(endpoint);
+            } catch (RuntimeException e) {
+                LOG.warn("a DynamoListener failed", e);
+            }
+        }
+    }
+
+    public void requestStarted(EndpointId endpoint) {
+        for (DynamoListener listener : listeners) {
+            try {
+                listener.requestStarted(endpoint);
+            } catch (RuntimeException e) {
+                LOG.warn("a DynamoListener failed", e);
+            }
+        }
+    }
+
     public void callEnded(EndpointId endpoint, long startedNanos, @Nullable DynamoException failure) {
         if (listeners.isEmpty()) {
             return;

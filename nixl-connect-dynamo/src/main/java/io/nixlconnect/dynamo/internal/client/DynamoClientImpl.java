@@ -231,6 +231,7 @@ public final class DynamoClientImpl implements DynamoClient {
                     settings.maxMessageSize()));
         }
         counters.callsStarted.increment();
+        listeners.callStarted(endpoint);
         long started = System.nanoTime();
         CallHomeServer.PendingCall pending = callHome.register(subject);
         track(instance.instanceId(), pending);

@@ -67,6 +67,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
     @Override
     public void run() {
         try {
+            server.listeners.requestStarted(endpoint.id);
             serve();
         } finally {
             Socket current = socket;
