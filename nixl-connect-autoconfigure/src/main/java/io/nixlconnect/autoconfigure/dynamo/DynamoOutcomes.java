@@ -1,0 +1,60 @@
+package io.nixlconnect.autoconfigure.dynamo;
+
+import io.nixlconnect.dynamo.DynamoCancelledException;
+import io.nixlconnect.dynamo.DynamoInstanceUnavailableException;
+import io.nixlconnect.dynamo.DynamoRefusedException;
+import io.nixlconnect.dynamo.DynamoTimeoutException;
+
+/** The {@code outcome}, {@code error} and {@code reason} tag values, the same in meters and observations. */
+final class DynamoOutcomes {
+
+    static final String SUCCESS = "success";
+    static final String NONE = "none";
+
+    private DynamoOutcomes() {
+    }
+
+    /** A call's: success, cancelled, refused, timeout, unavailable (no instance) or error. */
+    static String call(Throwable failure) {
+        if (failure == null) {
+            return SUCCESS;
+        }
+        if (failure instanceof DynamoCancelledException) {
+            return "cancelled";
+        }
+        if (failure instanceof DynamoRefusedException) {
+            return "refused";
+        }
+        if (failure instanceof DynamoTimeoutException) {
+            return "timeout";
+        }
+        if (failure instanceof DynamoInstanceUnavailableException) {
+            return "unavailable";
+        }
+        return "error";
+    }
+
+    /** A served request's: success, cancelled (its caller stopped or went away) or error (the handler threw). */
+    static String request(Throwable failure) {
+        if (failure == null) {
+            return SUCCESS;
+        }
+        return failure instanceof DynamoCancelledException ? "cancelled" : "error";
+    }
+
+    /** The failure's simple class name, or none. */
+    static String error(Throwable failure) {
+        return failure == null ? NONE : failure.getClass().getSimpleName();
+    }
+
+    /** A refusal's reason: overloaded (Dynamo's "Server overloaded"), malformed (undecodable) or other. */
+    static String refusal(String reason) {
+        if (reason != null && reason.startsWith("Server overloaded")) {
+            return "overloaded";
+        }
+        if (reason != null && reason.startsWith("Decode error")) {
+            return "malformed";
+        }
+        return "other";
+    }
+}
