@@ -122,20 +122,34 @@ class DynamoLoopbackTest {
         DynamoRuntime worker = closeLater(DynamoRuntime.start(TestRuntimes.file(kv).maxConcurrentRequests(1).build()));
         DynamoRuntime caller = closeLater(TestRuntimes.fileRuntime(kv));
         List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.Set<String> started = java.util.concurrent.ConcurrentHashMap.newKeySet();
         DynamoListener listener = new DynamoListener() {
             @Override
-            public void callEnded(EndpointId endpoint, Duration elapsed, DynamoException failure) {
+            public void callStarted(EndpointId endpoint, String requestId) {
+                started.add("call " + requestId);
+            }
+
+            @Override
+            public void callEnded(EndpointId endpoint, String requestId, Duration elapsed, DynamoException failure) {
                 assertThat(elapsed).isPositive();
+                assertThat(started).contains("call " + requestId);
                 heard.add("call " + endpoint + " " + (failure == null ? "ok" : failure.getClass().getSimpleName()));
             }
 
             @Override
-            public void requestEnded(EndpointId endpoint, Duration elapsed, Throwable failure) {
+            public void requestStarted(EndpointId endpoint, String requestId) {
+                started.add("request " + requestId + " " + Thread.currentThread().getName());
+            }
+
+            @Override
+            public void requestEnded(EndpointId endpoint, String requestId, Duration elapsed, Throwable failure) {
+                assertThat(started).as("started on the same thread").contains("request " + requestId + " "
+                        + Thread.currentThread().getName());
                 heard.add("request " + endpoint + " " + (failure == null ? "ok" : failure.getClass().getSimpleName()));
             }
 
             @Override
-            public void requestRefused(EndpointId endpoint, String reason) {
+            public void requestRefused(EndpointId endpoint, String requestId, String reason) {
                 heard.add("refused " + endpoint + " " + reason);
             }
         };

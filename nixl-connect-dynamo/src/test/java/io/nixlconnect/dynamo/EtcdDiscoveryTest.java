@@ -94,6 +94,27 @@ class EtcdDiscoveryTest {
     }
 
     @Test
+    void aLostLeaseIsReplacedAndTheEndpointRegisteredAgainUnderTheNewId() throws Exception {
+        EndpointId endpoint = EndpointId.parse("demo.relapse.generate");
+        try (DynamoRuntime worker = DynamoRuntime.start(etcd.settings(Duration.ofSeconds(3)).build());
+                DynamoRuntime caller = DynamoRuntime.start(etcd.settings(Duration.ofSeconds(10)).build());
+                EtcdGateway gateway = new EtcdGateway(List.of(etcd.endpoint), Duration.ofSeconds(5))) {
+            ServedEndpoint served = worker.serve(endpoint, DynamoHandler.unary(payload -> "still here"));
+            DynamoClient client = caller.client(endpoint, RouterMode.ROUND_ROBIN);
+            assertThat(client.waitForInstances(Duration.ofSeconds(10))).extracting(DynamoInstance::instanceId)
+                    .containsExactly(served.instanceId());
+            gateway.revoke(served.instanceId()); // as if etcd lost it (expired while this process was paused)
+            await().atMost(Duration.ofSeconds(20)).until(() -> client.instances().size() == 1
+                    && client.instances().get(0).instanceId() != served.instanceId());
+            try (ResponseStream stream = client.call("x")) {
+                assertThat(stream.readAll()).extracting(DynamoResponse::data).containsExactly("still here");
+            }
+            assertThat(worker.counters().discoveryErrors()).isPositive();
+            await().atMost(Duration.ofSeconds(10)).until(worker::isDiscoveryHealthy);
+        }
+    }
+
+    @Test
     void aWatchClosesPromptlyFromAnotherThread() throws Exception {
         try (EtcdGateway gateway = new EtcdGateway(List.of(etcd.endpoint), Duration.ofSeconds(5))) {
             CountDownLatch heard = new CountDownLatch(1);

@@ -50,7 +50,7 @@ class HostileCallerTest {
     @BeforeEach
     void start() {
         worker = DynamoRuntime.start(TestRuntimes.file(kv).maxMessageSize(LIMIT).maxConcurrentRequests(1)
-                .frameReadTimeout(Duration.ofMillis(600)).connectTimeout(Duration.ofSeconds(2)).build());
+                .frameReadTimeout(Duration.ofSeconds(2)).connectTimeout(Duration.ofSeconds(2)).build());
         worker.serve("demo.worker.generate", (request, responder) -> {
             handled.incrementAndGet();
             try {
@@ -226,6 +226,40 @@ class HostileCallerTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> worker.counters().callHomeFailures() == 1);
         await().atMost(Duration.ofSeconds(10)).until(() -> worker.counters().requestsInFlight() == 0);
         stillServes(); // maxConcurrentRequests is 1: the refused call home gave its slot back
+    }
+
+    @Test
+    void aCallHomeAddressThatNeverAnswersTimesOutAndFreesItsSlot() throws IOException {
+        // A listener that never accepts, its backlog full: Linux drops further SYNs, so connecting hangs.
+        try (ServerSocket silent = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            List<Socket> fillers = new java.util.ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    Socket filler = new Socket();
+                    try {
+                        filler.connect(silent.getLocalSocketAddress(), 300);
+                    } catch (IOException e) {
+                        // the backlog is full already
+                    }
+                    fillers.add(filler);
+                }
+                long started = System.nanoTime();
+                try (Socket socket = connect()) {
+                    socket.getOutputStream().write(request(header("json", silent.getLocalPort()),
+                            "{}".getBytes(StandardCharsets.UTF_8)));
+                    assertThat(readAck(socket)).isEmpty();
+                }
+                await().atMost(Duration.ofSeconds(20)).until(() -> worker.counters().callHomeFailures() == 1);
+                assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(15));
+                await().atMost(Duration.ofSeconds(10)).until(() -> worker.counters().requestsInFlight() == 0);
+            } finally {
+                for (Socket filler : fillers) {
+                    filler.close();
+                }
+            }
+        }
+        assertThat(handled.get()).isZero();
+        stillServes();
     }
 
     @Test

@@ -34,9 +34,10 @@ class HostileWorkerTest {
 
     @BeforeEach
     void start() {
-        caller = DynamoRuntime.start(TestRuntimes.file(kv).ackTimeout(Duration.ofMillis(800))
-                .callHomeTimeout(Duration.ofMillis(800)).frameReadTimeout(Duration.ofMillis(800))
-                .streamIdleTimeout(Duration.ofSeconds(2)).maxMessageSize(64 * 1024).build());
+        // Generous times for what must succeed (a loaded machine); each timeout test shortens only what it times.
+        caller = DynamoRuntime.start(TestRuntimes.file(kv).ackTimeout(Duration.ofSeconds(20))
+                .callHomeTimeout(Duration.ofSeconds(20)).frameReadTimeout(Duration.ofSeconds(20))
+                .streamIdleTimeout(Duration.ofSeconds(30)).maxMessageSize(64 * 1024).build());
     }
 
     @AfterEach
@@ -48,10 +49,23 @@ class HostileWorkerTest {
     }
 
     private DynamoClient clientOf(FakeWorker.Script script) throws Exception {
+        return clientOf(script, null);
+    }
+
+    /** A worker, and a client of it from a runtime whose settings {@code shorten} changes (null: the shared caller). */
+    private DynamoClient clientOf(FakeWorker.Script script,
+            java.util.function.UnaryOperator<DynamoSettings.Builder> shorten) throws Exception {
         // Each worker its own endpoint, so that a test's calls reach the worker it just made.
         FakeWorker worker = new FakeWorker(kv, "hostile.worker" + toClose.size() + ".generate", PayloadCodec.JSON, script);
         toClose.add(worker);
-        DynamoClient client = caller.client(worker.endpoint, RouterMode.ROUND_ROBIN);
+        DynamoRuntime runtime = caller;
+        if (shorten != null) {
+            runtime = DynamoRuntime.start(shorten.apply(TestRuntimes.file(kv).ackTimeout(Duration.ofSeconds(20))
+                    .callHomeTimeout(Duration.ofSeconds(20)).frameReadTimeout(Duration.ofSeconds(20))
+                    .streamIdleTimeout(Duration.ofSeconds(30)).maxMessageSize(64 * 1024)).build());
+            toClose.add(runtime);
+        }
+        DynamoClient client = runtime.client(worker.endpoint, RouterMode.ROUND_ROBIN);
         client.waitForInstances(Duration.ofSeconds(10));
         return client;
     }
@@ -77,14 +91,15 @@ class HostileWorkerTest {
 
     @Test
     void anAcknowledgementThatNeverComesTimesOut() throws Exception {
-        DynamoClient client = clientOf(request -> { });
+        DynamoClient client = clientOf(request -> { }, settings -> settings.ackTimeout(Duration.ofMillis(800)));
         assertThatThrownBy(() -> client.call(Map.of())).isInstanceOf(DynamoTimeoutException.class)
                 .hasMessageContaining("did not acknowledge");
     }
 
     @Test
     void aCallHomeThatNeverComesTimesOut() throws Exception {
-        DynamoClient client = clientOf(request -> request.ack(""));
+        DynamoClient client = clientOf(request -> request.ack(""),
+                settings -> settings.callHomeTimeout(Duration.ofMillis(800)));
         assertThatThrownBy(() -> client.call(Map.of())).isInstanceOf(DynamoTimeoutException.class)
                 .hasMessageContaining("did not call home");
     }
@@ -96,9 +111,10 @@ class HostileWorkerTest {
             Socket home = new Socket(request.control.host(), request.control.port());
             FakeWorker.Request.send(home, TwoPart.headerOnly(ControlMessages.handshake("not-" + request.control.subject()))
                     .encode());
-        });
+        }, settings -> settings.callHomeTimeout(Duration.ofMillis(800)));
         assertThatThrownBy(() -> client.call(Map.of())).isInstanceOf(DynamoTimeoutException.class);
-        assertThat(caller.counters().protocolErrors()).isGreaterThanOrEqualTo(1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> toClose.stream().filter(DynamoRuntime.class::isInstance)
+                .map(DynamoRuntime.class::cast).anyMatch(runtime -> runtime.counters().protocolErrors() >= 1));
     }
 
     @Test
@@ -169,7 +185,7 @@ class HostileWorkerTest {
             request.ack("");
             Socket home = startStream(request);
             FakeWorker.Request.send(home, new byte[] {0, 0, 0}); // three bytes of a 24-byte prefix, then nothing
-        });
+        }, settings -> settings.frameReadTimeout(Duration.ofMillis(800)));
         ResponseStream stream = client.call(Map.of());
         long started = System.nanoTime();
         assertThatThrownBy(stream::read).isInstanceOf(DynamoProtocolException.class).hasMessageContaining("stalled");
@@ -181,7 +197,7 @@ class HostileWorkerTest {
         DynamoClient client = clientOf(request -> {
             request.ack("");
             startStream(request);
-        });
+        }, settings -> settings.streamIdleTimeout(Duration.ofMillis(800)));
         ResponseStream stream = client.call(Map.of());
         assertThatThrownBy(stream::read).isInstanceOf(DynamoTimeoutException.class)
                 .hasMessageContaining("streamIdleTimeout");
@@ -259,7 +275,8 @@ class HostileWorkerTest {
             Socket home = request.callHome();
             FakeWorker.Request.send(home, next[0]);
             home.shutdownOutput();
-        });
+        }, settings -> settings.callHomeTimeout(Duration.ofSeconds(5)).frameReadTimeout(Duration.ofSeconds(5))
+                .streamIdleTimeout(Duration.ofSeconds(5)));
         int failures = 0;
         for (int round = 0; round < 60; round++) {
             byte[] mutated = good.clone();

@@ -125,7 +125,8 @@ class PythonCallsJavaInteropTest {
         PythonProcess client = client("jinterop.slow.generate", "--cancel-after", "3");
         assertThat(client.await("STOPPED", WAIT)).contains("after=3");
         assertThat(stopped.await(30, TimeUnit.SECONDS)).as("the handler saw isStopped()").isTrue();
-        assertThat(worker.counters().streamsCancelled()).isPositive();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> worker.counters().streamsCancelled() > 0);
     }
 
     @Test

@@ -4,7 +4,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.nixlconnect.dynamo.DynamoCounters;
 import io.nixlconnect.dynamo.DynamoException;
@@ -18,14 +17,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
 
 /**
- * A {@link DynamoRuntime}'s meters, per endpoint, from its {@link DynamoListener} events: calls (a timer with their
- * outcome, and those in flight), served requests in flight and refused, and the runtime's counters of protocol and
- * discovery failures. The timings of served requests come from the {@code nixl.dynamo.request} observation
- * ({@link DynamoRequestObservations}). See docs/observability.md.
+ * A {@link DynamoRuntime}'s meters that are not timings (those come from the {@code nixl.dynamo.call} and
+ * {@code nixl.dynamo.request} observations, {@link DynamoObservations}), per endpoint from its {@link DynamoListener}
+ * events: calls and served requests in flight, requests refused; and the runtime's counters of protocol and discovery
+ * failures. See docs/observability.md.
  */
 public class DynamoMeterBinder implements MeterBinder, DynamoListener, AutoCloseable {
 
-    public static final String CALLS = "nixl.dynamo.calls";
     public static final String CALLS_ACTIVE = "nixl.dynamo.calls.active";
     public static final String REQUESTS_ACTIVE = "nixl.dynamo.requests.active";
     public static final String REQUESTS_REFUSED = "nixl.dynamo.requests.refused";
@@ -83,33 +81,27 @@ public class DynamoMeterBinder implements MeterBinder, DynamoListener, AutoClose
     }
 
     @Override
-    public void callStarted(EndpointId endpoint) {
+    public void callStarted(EndpointId endpoint, String requestId) {
         active(callsActive, CALLS_ACTIVE, endpoint, "Calls of the endpoint in flight now").incrementAndGet();
     }
 
     @Override
-    public void callEnded(EndpointId endpoint, Duration elapsed, DynamoException failure) {
+    public void callEnded(EndpointId endpoint, String requestId, Duration elapsed, DynamoException failure) {
         decrement(active(callsActive, CALLS_ACTIVE, endpoint, "Calls of the endpoint in flight now"));
-        MeterRegistry target = registry;
-        if (target != null) {
-            Timer.builder(CALLS).description("Calls of the endpoint, from sending the request to the stream's end")
-                    .tag(ENDPOINT_TAG, endpoint.toString()).tag("outcome", DynamoOutcomes.call(failure))
-                    .tag("error", DynamoOutcomes.error(failure)).register(target).record(elapsed);
-        }
     }
 
     @Override
-    public void requestStarted(EndpointId endpoint) {
+    public void requestStarted(EndpointId endpoint, String requestId) {
         active(requestsActive, REQUESTS_ACTIVE, endpoint, "Requests to the endpoint being served now").incrementAndGet();
     }
 
     @Override
-    public void requestEnded(EndpointId endpoint, Duration elapsed, Throwable failure) {
+    public void requestEnded(EndpointId endpoint, String requestId, Duration elapsed, Throwable failure) {
         decrement(active(requestsActive, REQUESTS_ACTIVE, endpoint, "Requests to the endpoint being served now"));
     }
 
     @Override
-    public void requestRefused(EndpointId endpoint, String reason) {
+    public void requestRefused(EndpointId endpoint, String requestId, String reason) {
         MeterRegistry target = registry;
         if (target != null) {
             Counter.builder(REQUESTS_REFUSED).description("Requests to the endpoint refused as they arrived")

@@ -9,7 +9,6 @@ import io.nixlconnect.dynamo.DynamoTimeoutException;
 final class DynamoOutcomes {
 
     static final String SUCCESS = "success";
-    static final String NONE = "none";
 
     private DynamoOutcomes() {
     }
@@ -40,11 +39,6 @@ final class DynamoOutcomes {
             return SUCCESS;
         }
         return failure instanceof DynamoCancelledException ? "cancelled" : "error";
-    }
-
-    /** The failure's simple class name, or none. */
-    static String error(Throwable failure) {
-        return failure == null ? NONE : failure.getClass().getSimpleName();
     }
 
     /** A refusal's reason: overloaded (Dynamo's "Server overloaded"), malformed (undecodable) or other. */

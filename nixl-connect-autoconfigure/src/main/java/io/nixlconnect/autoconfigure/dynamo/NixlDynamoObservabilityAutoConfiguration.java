@@ -17,7 +17,7 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The {@link DynamoRuntime}'s health ({@code dynamo}, {@code management.health.dynamo.enabled}), meters
- * ({@link DynamoMeterBinder}) and observations ({@link DynamoRequestObservations}), each when its Boot module is
+ * ({@link DynamoMeterBinder}) and observations ({@link DynamoObservations}), each when its Boot module is
  * present and there is one runtime. Apart from {@link NixlDynamoAutoConfiguration} so that it runs after the runtime's
  * bean and the meter and observation registries are defined.
  */
@@ -64,8 +64,8 @@ public final class NixlDynamoObservabilityAutoConfiguration {
         @ConditionalOnBean(ObservationRegistry.class)
         @ConditionalOnSingleCandidate(DynamoRuntime.class)
         @ConditionalOnMissingBean
-        DynamoRequestObservations dynamoRequestObservations(DynamoRuntime runtime, ObservationRegistry registry) {
-            return new DynamoRequestObservations(runtime, registry);
+        DynamoObservations dynamoObservations(DynamoRuntime runtime, ObservationRegistry registry) {
+            return new DynamoObservations(runtime, registry);
         }
     }
 }

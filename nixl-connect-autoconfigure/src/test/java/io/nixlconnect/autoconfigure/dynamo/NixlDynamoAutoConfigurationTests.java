@@ -90,7 +90,7 @@ class NixlDynamoAutoConfigurationTests {
         plain.withPropertyValues("DYN_DISCOVERY_BACKEND=file", "DYN_FILE_KV=" + kv).run(context -> assertThat(context)
                 .hasNotFailed().doesNotHaveBean(DynamoRuntime.class).doesNotHaveBean(DynamoRuntimeLifecycle.class)
                 .doesNotHaveBean("dynamoHealthContributor").doesNotHaveBean(DynamoMeterBinder.class)
-                .doesNotHaveBean(DynamoRequestObservations.class).doesNotHaveBean(NixlDynamoProperties.class));
+                .doesNotHaveBean(DynamoObservations.class).doesNotHaveBean(NixlDynamoProperties.class));
     }
 
     @Test
@@ -161,15 +161,15 @@ class NixlDynamoAutoConfigurationTests {
                 DynamoClient client = caller.client("demo.spring.echo");
                 client.waitForInstances(Duration.ofSeconds(10));
                 assertThat(client.call("hello").readAll()).singleElement().satisfies(response -> assertThat(response
-                        .data()).isEqualTo(Map.of("echo", "hello", "observation", DynamoRequestObservations.NAME)));
+                        .data()).isEqualTo(Map.of("echo", "hello", "observation", DynamoObservations.REQUEST)));
                 assertThatThrownBy(() -> client.call("fail").readAll()).isInstanceOf(DynamoWorkerException.class)
                         .hasMessageContaining("IllegalStateException: asked to fail");
 
                 MeterRegistry calls = callerContext.getBean(MeterRegistry.class);
                 await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-                    assertThat(calls.get(DynamoMeterBinder.CALLS).tags("endpoint", "demo.spring.echo", "outcome",
+                    assertThat(calls.get(DynamoObservations.CALL).tags("endpoint", "demo.spring.echo", "outcome",
                             "success", "error", "none").timer().count()).isEqualTo(1);
-                    assertThat(calls.get(DynamoMeterBinder.CALLS).tags("endpoint", "demo.spring.echo", "outcome",
+                    assertThat(calls.get(DynamoObservations.CALL).tags("endpoint", "demo.spring.echo", "outcome",
                             "error", "error", "DynamoWorkerException").timer().count()).isEqualTo(1);
                     assertThat(calls.get(DynamoMeterBinder.CALLS_ACTIVE).tags("endpoint", "demo.spring.echo").gauge()
                             .value()).isZero();
@@ -177,9 +177,9 @@ class NixlDynamoAutoConfigurationTests {
             });
             MeterRegistry served = worker.getBean(MeterRegistry.class);
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-                assertThat(served.get(DynamoRequestObservations.NAME).tags("endpoint", "demo.spring.echo", "outcome",
+                assertThat(served.get(DynamoObservations.REQUEST).tags("endpoint", "demo.spring.echo", "outcome",
                         "success", "error", "none").timer().count()).isEqualTo(1);
-                assertThat(served.get(DynamoRequestObservations.NAME).tags("endpoint", "demo.spring.echo", "outcome",
+                assertThat(served.get(DynamoObservations.REQUEST).tags("endpoint", "demo.spring.echo", "outcome",
                         "error", "error", "IllegalStateException").timer().count()).isEqualTo(1);
                 assertThat(served.get(DynamoMeterBinder.REQUESTS_ACTIVE).tags("endpoint", "demo.spring.echo").gauge()
                         .value()).isZero();
@@ -192,6 +192,75 @@ class NixlDynamoAutoConfigurationTests {
         });
         // Closing the context deregistered the endpoint.
         assertThat(discoveryFiles()).isEmpty();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Nested {
+
+        /** Every observation stopped, in order. */
+        static final List<io.micrometer.observation.Observation.Context> stopped =
+                new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        @Bean
+        ObservationRegistry observationRegistry() {
+            ObservationRegistry registry = ObservationRegistry.create();
+            registry.observationConfig().observationHandler(new io.micrometer.observation.ObservationHandler<>() {
+                @Override
+                public boolean supportsContext(io.micrometer.observation.Observation.Context context) {
+                    return true;
+                }
+
+                @Override
+                public void onStop(io.micrometer.observation.Observation.Context context) {
+                    stopped.add(context);
+                }
+            });
+            return registry;
+        }
+
+        @Bean
+        DynamoEndpointRegistration inner() {
+            return DynamoEndpointRegistration.of("demo.spring.inner", DynamoHandler.unary(request -> "inner"));
+        }
+
+        /** Calls the inner endpoint from its handler: through the application's own runtime. */
+        @Bean
+        DynamoEndpointRegistration outer(org.springframework.beans.factory.ObjectProvider<DynamoRuntime> runtime) {
+            return DynamoEndpointRegistration.of("demo.spring.outer", (request, responder) -> {
+                DynamoClient inner = runtime.getObject().client("demo.spring.inner");
+                inner.waitForInstances(Duration.ofSeconds(10));
+                responder.send(inner.call("from outer").readAll().get(0).data());
+                inner.close();
+            });
+        }
+    }
+
+    @Test
+    void callsAreObservationsChildrenOfTheCallersAndAHandlersCallsAreChildrenOfItsRequest() {
+        runner().withUserConfiguration(Nested.class).run(context -> {
+            ObservationRegistry observations = context.getBean(ObservationRegistry.class);
+            DynamoClient outer = context.getBean(DynamoRuntime.class).client("demo.spring.outer");
+            outer.waitForInstances(Duration.ofSeconds(10));
+            io.micrometer.observation.Observation.createNotStarted("test.caller", observations).observe(() ->
+                    assertThat(outer.call("go").readAll().get(0).data()).isEqualTo("inner"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> Nested.stopped.size() == 5);
+            Map<String, String> parents = new java.util.TreeMap<>();
+            for (var observedContext : Nested.stopped) {
+                String endpoint = observedContext.getLowCardinalityKeyValue("endpoint") == null ? ""
+                        : " " + observedContext.getLowCardinalityKeyValue("endpoint").getValue();
+                var parent = observedContext.getParentObservation();
+                parents.put(observedContext.getName() + endpoint, parent == null ? "none"
+                        : parent.getContextView().getName() + (parent.getContextView()
+                        .getLowCardinalityKeyValue("endpoint") == null ? "" : " " + parent.getContextView()
+                        .getLowCardinalityKeyValue("endpoint").getValue()));
+            }
+            assertThat(parents).containsExactlyInAnyOrderEntriesOf(Map.of(
+                    "test.caller", "none",
+                    "nixl.dynamo.call demo.spring.outer", "test.caller",
+                    "nixl.dynamo.request demo.spring.outer", "none",
+                    "nixl.dynamo.call demo.spring.inner", "nixl.dynamo.request demo.spring.outer",
+                    "nixl.dynamo.request demo.spring.inner", "none"));
+        });
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -6,6 +6,7 @@ import io.nixlconnect.dynamo.EndpointId;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,61 +26,45 @@ public final class Listeners {
         listeners.remove(listener);
     }
 
-    public void callStarted(EndpointId endpoint) {
+    private void each(Consumer<DynamoListener> event) {
         for (DynamoListener listener : listeners) {
             try {
-                listener.callStarted(endpoint);
+                event.accept(listener);
             } catch (RuntimeException e) {
                 LOG.warn("a DynamoListener failed", e);
             }
         }
     }
 
-    public void requestStarted(EndpointId endpoint) {
-        for (DynamoListener listener : listeners) {
-            try {
-                listener.requestStarted(endpoint);
-            } catch (RuntimeException e) {
-                LOG.warn("a DynamoListener failed", e);
-            }
+    public void callStarted(EndpointId endpoint, String requestId) {
+        if (!listeners.isEmpty()) {
+            each(listener -> listener.callStarted(endpoint, requestId));
         }
     }
 
-    public void callEnded(EndpointId endpoint, long startedNanos, @Nullable DynamoException failure) {
-        if (listeners.isEmpty()) {
-            return;
-        }
-        Duration elapsed = Duration.ofNanos(System.nanoTime() - startedNanos);
-        for (DynamoListener listener : listeners) {
-            try {
-                listener.callEnded(endpoint, elapsed, failure);
-            } catch (RuntimeException e) {
-                LOG.warn("a DynamoListener failed", e);
-            }
+    public void callEnded(EndpointId endpoint, String requestId, long startedNanos, @Nullable DynamoException failure) {
+        if (!listeners.isEmpty()) {
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - startedNanos);
+            each(listener -> listener.callEnded(endpoint, requestId, elapsed, failure));
         }
     }
 
-    public void requestEnded(EndpointId endpoint, long startedNanos, @Nullable Throwable failure) {
-        if (listeners.isEmpty()) {
-            return;
-        }
-        Duration elapsed = Duration.ofNanos(System.nanoTime() - startedNanos);
-        for (DynamoListener listener : listeners) {
-            try {
-                listener.requestEnded(endpoint, elapsed, failure);
-            } catch (RuntimeException e) {
-                LOG.warn("a DynamoListener failed", e);
-            }
+    public void requestStarted(EndpointId endpoint, String requestId) {
+        if (!listeners.isEmpty()) {
+            each(listener -> listener.requestStarted(endpoint, requestId));
         }
     }
 
-    public void requestRefused(EndpointId endpoint, String reason) {
-        for (DynamoListener listener : listeners) {
-            try {
-                listener.requestRefused(endpoint, reason);
-            } catch (RuntimeException e) {
-                LOG.warn("a DynamoListener failed", e);
-            }
+    public void requestEnded(EndpointId endpoint, String requestId, long startedNanos, @Nullable Throwable failure) {
+        if (!listeners.isEmpty()) {
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - startedNanos);
+            each(listener -> listener.requestEnded(endpoint, requestId, elapsed, failure));
+        }
+    }
+
+    public void requestRefused(EndpointId endpoint, @Nullable String requestId, String reason) {
+        if (!listeners.isEmpty()) {
+            each(listener -> listener.requestRefused(endpoint, requestId, reason));
         }
     }
 }

@@ -103,6 +103,7 @@ public final class CallHomeServer implements AutoCloseable {
             } catch (IOException e) {
                 if (!closed) {
                     LOG.warn("accepting a call home failed: {}", e.toString());
+                    backOff(); // out of file descriptors, say: do not spin
                 }
                 continue;
             }
@@ -191,6 +192,14 @@ public final class CallHomeServer implements AutoCloseable {
                 call.connected.completeExceptionally(new io.nixlconnect.dynamo.DynamoStreamException(
                         "the worker's call home broke before its prologue: " + e.getMessage(), e));
             }
+        }
+    }
+
+    static void backOff() {
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

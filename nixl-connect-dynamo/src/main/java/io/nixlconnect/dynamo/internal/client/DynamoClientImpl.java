@@ -231,7 +231,7 @@ public final class DynamoClientImpl implements DynamoClient {
                     settings.maxMessageSize()));
         }
         counters.callsStarted.increment();
-        listeners.callStarted(endpoint);
+        listeners.callStarted(endpoint, requestId);
         long started = System.nanoTime();
         CallHomeServer.PendingCall pending = callHome.register(subject);
         track(instance.instanceId(), pending);
@@ -240,7 +240,7 @@ public final class DynamoClientImpl implements DynamoClient {
             untrack(instance.instanceId(), pending);
             if (failure != null) {
                 callHome.forget(pending);
-                fail(result, failure, started);
+                fail(result, failure, requestId, started);
                 return;
             }
             ResponseStreamImpl stream = new ResponseStreamImpl(instance, requestId, instance.codec(),
@@ -295,13 +295,13 @@ public final class DynamoClientImpl implements DynamoClient {
         }
     }
 
-    private void fail(CompletableFuture<ResponseStream> result, Throwable failure, long started) {
+    private void fail(CompletableFuture<ResponseStream> result, Throwable failure, String requestId, long started) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
                 : failure;
         if (!(cause instanceof CancellationException)) {
             counters.callsFailed.increment();
         }
-        listeners.callEnded(endpoint, started, cause instanceof DynamoException dynamo ? dynamo
+        listeners.callEnded(endpoint, requestId, started, cause instanceof DynamoException dynamo ? dynamo
                 : new io.nixlconnect.dynamo.DynamoCancelledException("the call was cancelled: " + cause));
         result.completeExceptionally(cause);
     }

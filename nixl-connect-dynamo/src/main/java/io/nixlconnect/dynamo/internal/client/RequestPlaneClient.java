@@ -21,7 +21,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -219,9 +218,5 @@ public final class RequestPlaneClient implements AutoCloseable {
             connection.fail(new DynamoException("the runtime is closed"));
         }
         connections.clear();
-    }
-
-    static @Nullable String describe(@Nullable Throwable throwable) {
-        return throwable == null ? null : throwable.getMessage();
     }
 }

@@ -221,7 +221,7 @@ public final class ResponseStreamImpl implements ResponseStream {
             if (failed == null && killed && !complete) {
                 failed = new io.nixlconnect.dynamo.DynamoCancelledException("the caller killed the stream");
             }
-            listeners.callEnded(instance.endpoint(), startedNanos, failed);
+            listeners.callEnded(instance.endpoint(), requestId, startedNanos, failed);
         }
     }
 

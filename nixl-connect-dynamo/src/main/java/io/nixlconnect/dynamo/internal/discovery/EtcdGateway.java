@@ -101,11 +101,15 @@ public final class EtcdGateway implements AutoCloseable {
                     .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(json))
                     .build();
             try {
-                HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+                HttpResponse<java.io.InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
                 preferred = index;
-                byte[] answer = response.body();
+                byte[] answer;
+                try (java.io.InputStream in = response.body()) {
+                    answer = in.readNBytes(MAX_RESPONSE + 1); // never more than the limit, whatever is sent
+                }
                 if (answer.length > MAX_RESPONSE) {
-                    throw new DynamoProtocolException("etcd answered " + path + " with " + answer.length + " bytes");
+                    throw new DynamoProtocolException("etcd answered " + path + " with more than " + MAX_RESPONSE
+                            + " bytes");
                 }
                 Object document = answer.length == 0 ? null : JsonValues.parse(answer, MAX_RESPONSE);
                 if (!(document instanceof Map<?, ?> map)) {

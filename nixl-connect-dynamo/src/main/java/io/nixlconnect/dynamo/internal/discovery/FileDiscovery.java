@@ -379,14 +379,12 @@ public final class FileDiscovery implements Discovery {
         Files.write(temp, record, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
         try {
             Files.createLink(file, temp);
-        } catch (FileAlreadyExistsException e) {
+        } catch (FileAlreadyExistsException | UnsupportedOperationException e) {
+            // ours from before (re-published), or a file system without hard links: replace it atomically
             Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            return;
-        } catch (UnsupportedOperationException e) {
-            Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            return;
+        } finally {
+            Files.deleteIfExists(temp);
         }
-        Files.deleteIfExists(temp);
     }
 
     private synchronized void startKeepAlive() {

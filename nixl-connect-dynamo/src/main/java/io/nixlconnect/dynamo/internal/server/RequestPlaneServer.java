@@ -165,6 +165,12 @@ public final class RequestPlaneServer implements AutoCloseable {
             } catch (IOException e) {
                 if (!closed) {
                     LOG.warn("accepting a request-plane connection failed: {}", e.toString());
+                    try {
+                        Thread.sleep(100); // out of file descriptors, say: do not spin
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
                 }
                 continue;
             }
@@ -270,12 +276,12 @@ public final class RequestPlaneServer implements AutoCloseable {
             counters.protocolErrors.increment();
             counters.requestsRefusedOther.increment();
             String reason = "Decode error: " + e.getMessage();
-            listeners.requestRefused(endpoint.id, reason);
+            listeners.requestRefused(endpoint.id, null, reason);
             return Ack.refused(reason);
         }
         if (!permits.tryAcquire()) {
             counters.requestsRefusedOverloaded.increment();
-            listeners.requestRefused(endpoint.id, Ack.OVERLOADED);
+            listeners.requestRefused(endpoint.id, control.id(), Ack.OVERLOADED);
             return Ack.refused(Ack.OVERLOADED);
         }
         endpoint.inFlight.incrementAndGet();

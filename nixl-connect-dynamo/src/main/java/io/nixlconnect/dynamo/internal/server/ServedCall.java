@@ -47,7 +47,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
     private volatile boolean killed;
     /** The handler has returned: the caller closing its side now is the stream's normal end, not a cancellation. */
     private volatile boolean handled;
-    private final long startedNanos = System.nanoTime();
+    private long startedNanos = System.nanoTime();
     private volatile @Nullable Throwable endFailure;
 
     ServedCall(RequestPlaneServer server, RequestPlaneServer.Endpoint endpoint, ControlMessages.RequestControl control,
@@ -66,8 +66,9 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
 
     @Override
     public void run() {
+        startedNanos = System.nanoTime();
+        server.listeners.requestStarted(endpoint.id, control.id());
         try {
-            server.listeners.requestStarted(endpoint.id);
             serve();
         } finally {
             Socket current = socket;
@@ -83,7 +84,7 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
             if (failure == null && killed) {
                 failure = new DynamoCancelledException("the caller killed the request or went away");
             }
-            server.listeners.requestEnded(endpoint.id, startedNanos, failure);
+            server.listeners.requestEnded(endpoint.id, control.id(), startedNanos, failure);
         }
     }
 
@@ -187,8 +188,8 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
                     int first = in.beginFrame(0);
                     if (first < 0) {
                         if (!killed && !handled) {
+                            counters.streamsCancelled.increment(); // counted before the handler can see it
                             stopped = true; // the caller closed its side: nothing it wants any more
-                            counters.streamsCancelled.increment();
                         }
                         return;
                     }
@@ -196,8 +197,8 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
                     ControlMessages.Control message = frame.header().length > 0
                             ? ControlMessages.parseControl(frame.header()) : null;
                     if (message == ControlMessages.Control.STOP) {
-                        stopped = true;
                         counters.streamsCancelled.increment();
+                        stopped = true;
                     } else if (message == ControlMessages.Control.KILL) {
                         counters.streamsCancelled.increment();
                         kill("the caller killed the request");
