@@ -2,8 +2,9 @@ package io.nixlconnect.sample;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.springframework.boot.EnvironmentPostProcessor;
-import org.springframework.boot.SpringApplication;
+import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.core.Ordered;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
@@ -13,13 +14,23 @@ import org.springframework.core.env.StandardEnvironment;
  * {@code dynamo} (no HTTP demo), no web server, {@code nixl.connect.dynamo.enabled=true}, and backend {@code auto}
  * (NIXL where it loads, which Python peers need). These sit below the command line, system properties and the OS
  * environment and above application.yml, so any of them can still be set explicitly.
+ *
+ * <p>A listener {@link SampleApplication#application()} adds (after Boot has read application.yml, before it binds
+ * {@code spring.main.*}), not an {@code EnvironmentPostProcessor} in {@code META-INF/spring.factories}: Boot's
+ * repackaging leaves an application's own {@code META-INF} outside the executable jar's class path.
  */
-public class DynamoMode implements EnvironmentPostProcessor {
+public class DynamoMode implements ApplicationListener<ApplicationEnvironmentPreparedEvent>, Ordered {
 
     static final String SOURCE = "sampleDynamoMode";
 
     @Override
-    public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
+    public int getOrder() {
+        return Ordered.LOWEST_PRECEDENCE; // after the config data (application.yml) is in the environment
+    }
+
+    @Override
+    public void onApplicationEvent(ApplicationEnvironmentPreparedEvent event) {
+        ConfigurableEnvironment environment = event.getEnvironment();
         if (!isDynamo(environment)) {
             return;
         }

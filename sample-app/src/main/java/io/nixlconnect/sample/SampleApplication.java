@@ -20,8 +20,15 @@ import org.springframework.context.ConfigurableApplicationContext;
 @EnableConfigurationProperties(SampleProperties.class)
 public class SampleApplication {
 
+    /** The application {@code main} runs: with {@link DynamoMode}, which turns {@code sample.dynamo.*} into role dynamo. */
+    public static SpringApplication application() {
+        SpringApplication application = new SpringApplication(SampleApplication.class);
+        application.addListeners(new DynamoMode());
+        return application;
+    }
+
     public static void main(String[] args) {
-        ConfigurableApplicationContext context = SpringApplication.run(SampleApplication.class, args);
+        ConfigurableApplicationContext context = application().run(args);
         DemoRunner demo = context.getBeanProvider(DemoRunner.class).getIfAvailable();
         if (DynamoMode.isDynamo(context.getEnvironment())) {
             // Closes the context (deregistering a served endpoint first), then exits with DynamoSample's code.

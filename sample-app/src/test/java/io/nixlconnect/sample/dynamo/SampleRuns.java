@@ -29,7 +29,7 @@ final class SampleRuns {
     static int run(String... args) {
         ConfigurableApplicationContext context;
         try {
-            context = SpringApplication.run(SampleApplication.class, args);
+            context = SampleApplication.application().run(args);
         } catch (RuntimeException e) {
             System.out.println("start-up failed: " + e);
             return 1;
