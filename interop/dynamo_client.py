@@ -12,7 +12,9 @@ Each request is --request (JSON; every "{i}" in it becomes the request's index; 
 the instance's discovery entry says (request_plane_codec).
 --read: a response with "nixl_readable_metadata" (the TRT-LLM encode-worker shape, or a KV block list) is read
 through dynamo.nixl_connect into fresh host memory while its stream is open, as Dynamo's readers do.
---cancel-after K: after K responses the caller stops the stream (context.stop_generating(), Dynamo's "stop").
+--cancel-after K: after K responses the caller stops the stream (--cancel-how stop: context.stop_generating(),
+Dynamo's "stop", then leaves the stream; stop-drain: stops, then reads the stream to its end; drop: the caller
+leaves the stream, nothing said).
 --timeout S: the whole call, responses included, in seconds (default 60).
 --wait-instances N: wait until discovery lists N instances first (default 1); --list: print them and exit.
 
@@ -20,7 +22,7 @@ Prints one line per event on stdout (flushed), key=value:
   INSTANCES ids=<hex,hex,...>
   RESPONSE i=I k=K data=<JSON>                       (not with --quiet)
   READ i=I bytes=B sha256=<hex> ms=<the read> call_ms=<the call to this read's completion>   (--read)
-  STOPPED i=I after=K                                (--cancel-after)
+  STOPPED i=I after=K how=HOW                       (--cancel-after)
   END i=I responses=K ms=<call time: the call to the stream's end, reads included>   (not with --quiet)
   ERROR i=I type=T message=M                         (the call failed: the runtime's exception or an error event)
   SUMMARY requests=N ok=K errors=E p50_ms=.. p90_ms=.. p99_ms=.. mean_ms=.. seconds=.. rps=..
@@ -35,7 +37,6 @@ import hashlib
 import json
 import math
 import os
-import random
 import sys
 import threading
 import time
@@ -71,6 +72,9 @@ def parse_args(argv):
     parser.add_argument("--warmup", type=int, default=0, help="calls made first and left out of the figures")
     parser.add_argument("--read", action="store_true")
     parser.add_argument("--cancel-after", type=int, default=0)
+    parser.add_argument("--cancel-how", choices=("stop", "stop-drain", "drop"), default="stop",
+                        help="stop: context.stop_generating() and leave the stream; stop-drain: stop and read the "
+                             "stream to its end; drop: leave the stream unread (no stop)")
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--wait-instances", type=int, default=1)
     parser.add_argument("--wait-timeout", type=float, default=30.0)
@@ -104,7 +108,8 @@ class Reader:
 
     def __init__(self):
         try:
-            import torch  # noqa: F401
+            import torch  # noqa: F401  (a real torch wins when installed)
+            del torch
         except ImportError:
             sys.path.append(os.path.join(HERE, "torch_stand_in"))
         import numpy
@@ -176,10 +181,12 @@ class Calls:
                         read_done = read_done or now
                         say("READ i=%d bytes=%d sha256=%s ms=%.3f call_ms=%.3f"
                             % (index, size, digest, (now - read_started) * 1000, (now - started) * 1000))
-                    if self.args.cancel_after and responses >= self.args.cancel_after:
-                        context.stop_generating()
-                        say("STOPPED i=%d after=%d" % (index, responses))
-                        break
+                    if self.args.cancel_after and responses == self.args.cancel_after:
+                        if self.args.cancel_how != "drop":
+                            context.stop_generating()
+                        say("STOPPED i=%d after=%d how=%s" % (index, responses, self.args.cancel_how))
+                        if self.args.cancel_how != "stop-drain":
+                            break
 
             await asyncio.wait_for(run(), self.args.timeout)
         except BaseException as error:  # noqa: BLE001 (every failure is reported, the run goes on)

@@ -23,6 +23,8 @@ Modes (each request is answered by one handler call; a request is any JSON-like 
   hash    fixed CPU work per request: d = str(request["n"]) (0 without one) as UTF-8; d = SHA-256(d) --hash-rounds
           times; one response {"n": n, "sha256": hex(d)} (the same work a Java worker does, for requests/s)
   die     --count responses like stream, then the process ends at once (os._exit(17)): a worker dying mid-stream
+  refuse  the handler raises RuntimeError("dynamo_worker: refused <request id>") when called, before it has a
+          stream: the runtime answers with an error prologue ({"error": "...", "typed_error": {...}})
 
 Options: --discovery file|etcd (default: $DYN_DISCOVERY_BACKEND, else file), --file-kv DIR ($DYN_FILE_KV),
 --etcd-endpoints URLS ($ETCD_ENDPOINTS), --codec msgpack|json (the payload codec this worker advertises in
@@ -52,7 +54,7 @@ import sys
 import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODES = ("echo", "encode", "kv", "stream", "error", "slow", "hash", "die")
+MODES = ("echo", "encode", "kv", "stream", "error", "slow", "hash", "die", "refuse")
 
 _out = threading.Lock()
 
@@ -135,6 +137,7 @@ class Worker:
             global nc, np
             try:
                 import torch  # noqa: F401  (a real torch wins when installed)
+                del torch
             except ImportError:
                 sys.path.append(os.path.join(HERE, "torch_stand_in"))
             import numpy as np
@@ -256,9 +259,21 @@ def main(argv):
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, worker.finished.set)
 
-        async def handler(request, context=None):
+        async def streaming_handler(request, context=None):
             async for response in worker.handle(request, context):
                 yield response
+
+        def refusing_handler(request, context=None):
+            """Not a generator: it fails before any stream exists (the runtime sends an error prologue)."""
+            worker.served += 1
+            request_id = context.id() if context is not None else "-"
+            if not args.quiet:
+                say("REQUEST n=%d id=%s body=%s" % (worker.served, request_id, as_json(request)))
+            if args.requests and worker.served >= args.requests:
+                worker.finished.set()
+            raise RuntimeError("dynamo_worker: refused %s" % request_id)
+
+        handler = refusing_handler if args.mode == "refuse" else streaming_handler
 
         serving = asyncio.ensure_future(endpoint.serve_endpoint(handler))
         # serve_endpoint registers in discovery before it starts accepting: wait until this instance is listed.
