@@ -47,6 +47,15 @@ class NixlConnectStarterTests {
         }
     }
 
+    /** The starter brings the Dynamo module; its runtime waits for nixl.connect.dynamo.enabled=true. */
+    @Test
+    void theDynamoIntegrationComesWithTheStarterAndStaysOffUntilEnabled() {
+        assertThat(io.nixlconnect.dynamo.DynamoRuntime.SUPPORTED_VERSION).isEqualTo("1.6.x");
+        assertThat(context.getBeanNamesForType(io.nixlconnect.dynamo.DynamoRuntime.class)).isEmpty();
+        assertThat(context.getBeanNamesForType(
+                io.nixlconnect.autoconfigure.dynamo.DynamoRuntimeLifecycle.class)).isEmpty();
+    }
+
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class Application {

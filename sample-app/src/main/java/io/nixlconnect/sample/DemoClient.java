@@ -26,7 +26,8 @@ import tools.jackson.databind.JsonNode;
 public class DemoClient {
 
     /** Active for {@code sample.role=consumer} and {@code both}. */
-    static final String CONSUMER_ROLE = "!'${sample.role:both}'.equalsIgnoreCase('producer')";
+    static final String CONSUMER_ROLE = "'${sample.role:both}'.equalsIgnoreCase('consumer')"
+            + " or '${sample.role:both}'.equalsIgnoreCase('both')";
 
     private static final Logger log = LoggerFactory.getLogger(DemoClient.class);
     private static final long WRITE_SEED = 2;

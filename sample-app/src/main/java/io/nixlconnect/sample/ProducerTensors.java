@@ -27,7 +27,8 @@ import org.springframework.stereotype.Service;
 public class ProducerTensors implements DisposableBean {
 
     /** Active for {@code sample.role=producer} and {@code both}. */
-    static final String PRODUCER_ROLE = "!'${sample.role:both}'.equalsIgnoreCase('consumer')";
+    static final String PRODUCER_ROLE = "'${sample.role:both}'.equalsIgnoreCase('producer')"
+            + " or '${sample.role:both}'.equalsIgnoreCase('both')";
 
     private static final Logger log = LoggerFactory.getLogger(ProducerTensors.class);
     private static final long TENSOR_SEED = 1;

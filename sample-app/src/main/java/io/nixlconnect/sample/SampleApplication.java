@@ -12,14 +12,28 @@ import org.springframework.context.ConfigurableApplicationContext;
  * <p>{@code sample.role} (or the {@code producer} / {@code consumer} profile) picks the role; the default,
  * {@code both}, runs both against each other in this one process, prints the result and exits
  * (0 when every checksum matched, 1 otherwise).
+ *
+ * <p>{@code sample.dynamo.call} or {@code sample.dynamo.serve} makes it a Dynamo caller or encode worker instead
+ * ({@link DynamoSample}), which exits when done (0 when every read and every reader completed, 1 otherwise).
  */
 @SpringBootApplication
 @EnableConfigurationProperties(SampleProperties.class)
 public class SampleApplication {
 
+    /** The application {@code main} runs: with {@link DynamoMode}, which turns {@code sample.dynamo.*} into role dynamo. */
+    public static SpringApplication application() {
+        SpringApplication application = new SpringApplication(SampleApplication.class);
+        application.addListeners(new DynamoMode());
+        return application;
+    }
+
     public static void main(String[] args) {
-        ConfigurableApplicationContext context = SpringApplication.run(SampleApplication.class, args);
+        ConfigurableApplicationContext context = application().run(args);
         DemoRunner demo = context.getBeanProvider(DemoRunner.class).getIfAvailable();
+        if (DynamoMode.isDynamo(context.getEnvironment())) {
+            // Closes the context (deregistering a served endpoint first), then exits with DynamoSample's code.
+            System.exit(SpringApplication.exit(context));
+        }
         if (demo != null && demo.exitAfterDemo()) {
             // Closes the context (releasing the connector and its buffers), then exits with DemoRunner's code.
             System.exit(SpringApplication.exit(context));

@@ -31,6 +31,9 @@ public class SampleProperties {
     /** Whether the application exits once the demo has run (exit code 0 when every check passed, 1 otherwise). */
     private boolean exitAfterDemo = true;
 
+    /** The Dynamo modes: a caller or an encode worker in a Dynamo deployment instead of the HTTP demo. */
+    private final Dynamo dynamo = new Dynamo();
+
     public Role getRole() {
         return role;
     }
@@ -95,6 +98,73 @@ public class SampleProperties {
         this.exitAfterDemo = exitAfterDemo;
     }
 
+    public Dynamo getDynamo() {
+        return dynamo;
+    }
+
+    /**
+     * {@code sample.dynamo.*}: setting {@code call} or {@code serve} makes this process a member of a Dynamo
+     * deployment (role {@code dynamo}, no web server, {@code nixl.connect.dynamo.enabled=true}, backend {@code auto}:
+     * {@link DynamoMode}), configured by the {@code DYN_*} environment as a Python worker is.
+     */
+    public static class Dynamo {
+
+        /** Endpoint to call, {@code ns.comp.ep}: sends {"request": i} to it, reads each reply's tensor, exits. */
+        private String call;
+
+        /** Endpoint to serve, {@code ns.comp.ep}: answers requests with a fresh tensor each, then exits. */
+        private String serve;
+
+        /** Requests to send (call) or to answer before exiting (serve). At least 1. */
+        private int requests = 1;
+
+        /** Size of each tensor served, in bytes ({@code 16MB} also works). */
+        private DataSize bytes = DataSize.ofMegabytes(1);
+
+        /** Longest wait for an instance to appear, a reply, or a tensor's reader. */
+        private java.time.Duration timeout = java.time.Duration.ofSeconds(60);
+
+        public String getCall() {
+            return call;
+        }
+
+        public void setCall(String call) {
+            this.call = call;
+        }
+
+        public String getServe() {
+            return serve;
+        }
+
+        public void setServe(String serve) {
+            this.serve = serve;
+        }
+
+        public int getRequests() {
+            return requests;
+        }
+
+        public void setRequests(int requests) {
+            this.requests = requests;
+        }
+
+        public DataSize getBytes() {
+            return bytes;
+        }
+
+        public void setBytes(DataSize bytes) {
+            this.bytes = bytes;
+        }
+
+        public java.time.Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(java.time.Duration timeout) {
+            this.timeout = timeout;
+        }
+    }
+
     /** The roles a sample process can play. */
     public enum Role {
         /** Publishes a tensor and accepts writes; serves until stopped. */
@@ -102,6 +172,8 @@ public class SampleProperties {
         /** Reads the producer's tensor and writes one into it, then reports (and exits). */
         CONSUMER,
         /** Both in one process, against each other over HTTP and the transport, each with a connector of its own. */
-        BOTH
+        BOTH,
+        /** A Dynamo caller or worker ({@code sample.dynamo.call} / {@code serve} set it): no HTTP demo. */
+        DYNAMO
     }
 }
