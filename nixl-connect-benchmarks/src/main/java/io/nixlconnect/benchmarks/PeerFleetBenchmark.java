@@ -34,7 +34,8 @@ import java.util.stream.Stream;
  * the consumer never waits for a round trip to learn metadata). The consumer reads with {@code concurrency} threads,
  * operation {@code i} from peer {@code i mod peers}. Phases: a warm-up of every peer read once and {@code warmup}
  * more reads, then {@code ops} measured reads. Prints ops/s, read p50/p99, failures, and the sockets of the consumer
- * and of each producer JVM before and after the measured reads, with the consumer's {@link PeerStatistics}.
+ * and of each producer JVM before and after the measured reads, the CPU time of the consumer and of the producer JVMs
+ * over them, with the consumer's {@link PeerStatistics}.
  *
  * <p>Usage: {@code PeerFleetBenchmark [nixl|embedded] jvms perJvm sizeBytes concurrency ops [warmup]}; for example
  * {@code nixl 4 25 65536 8 4000}. Producers use UCX over the default transports ({@code UCX_TLS} is inherited).
@@ -84,10 +85,15 @@ public final class PeerFleetBenchmark {
                 run(consumer, published, targets, peers, peers, warmup, null);
                 long consumerBefore = sockets(ProcessHandle.current().pid());
                 long[] producersBefore = producers.stream().mapToLong(p -> sockets(p.pid())).toArray();
+                long consumerCpuBefore = cpuTicks(ProcessHandle.current().pid());
+                long producersCpuBefore = producers.stream().mapToLong(p -> cpuTicks(p.pid())).sum();
                 long[] latencies = new long[ops];
                 long start = System.nanoTime();
                 int failures = run(consumer, published, targets, peers, peers + warmup, ops, latencies);
                 double seconds = (System.nanoTime() - start) / 1e9;
+                double consumerCpu = (cpuTicks(ProcessHandle.current().pid()) - consumerCpuBefore) / (double) TICKS;
+                double producersCpu = (producers.stream().mapToLong(p -> cpuTicks(p.pid())).sum() - producersCpuBefore)
+                        / (double) TICKS;
                 long consumerAfter = sockets(ProcessHandle.current().pid());
                 long[] producersAfter = producers.stream().mapToLong(p -> sockets(p.pid())).toArray();
                 Arrays.sort(latencies);
@@ -100,6 +106,8 @@ public final class PeerFleetBenchmark {
                         consumerBefore, consumerAfter, consumerAfter - consumerBefore,
                         Arrays.toString(producersBefore), Arrays.toString(producersAfter),
                         deltas(producersBefore, producersAfter));
+                System.out.printf(Locale.ROOT, "  CPU over the measured reads: consumer %.1f s, producer JVMs %.1f s"
+                        + " (%.2f cores together)%n", consumerCpu, producersCpu, (consumerCpu + producersCpu) / seconds);
                 System.out.printf(Locale.ROOT, "  consumer peers: %s; load average %s%n", statistics, loadAverage());
             } finally {
                 for (Descriptor target : targets) {
@@ -280,6 +288,20 @@ public final class PeerFleetBenchmark {
             }).count();
         } catch (IOException e) {
             return -1;
+        }
+    }
+
+    /** Clock ticks per second of {@code /proc/PID/stat}'s times (USER_HZ: 100 on Linux). */
+    private static final int TICKS = 100;
+
+    /** User and system CPU time of process {@code pid}, in clock ticks. */
+    static long cpuTicks(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime (fields 14 and 15)
+        } catch (IOException | RuntimeException e) {
+            return 0;
         }
     }
 
