@@ -16,7 +16,8 @@
 #   FLEET_RESTART_EVERY [2.0] mean seconds between producer restarts, FLEET_JVM_RESTART_ONE_IN [25] (1 in N a JVM)
 #   FLEET_SIZE [65536] bytes per read; FLEET_PEER_IDLE_MS [30000] and FLEET_MAX_PEERS [library default]: the peer
 #   lifecycle (embedded peerIdleTimeout / maxCachedPeers, NIXL peerIdleLimit / maxLoadedPeers)
-#   FLEET_SAME_HOST_COPY [false]: embedded reads over TCP, as between hosts
+#   FLEET_SAME_HOST_COPY [false]: embedded reads over TCP, as between hosts; FLEET_LIST_SOCKETS [false]: every
+#   process's sockets (ports, TCP state) every interval
 #   BASELINE=<git revision>: run on that revision's nixl-connect-core instead (built in a temporary worktree), with
 #   the same harness: what the end-of-run check says about a library without the peer lifecycle
 # scripts/test.sh runs a short pass per transport (CI settings: FLEET_* small, idle limits of 2 s).
@@ -63,7 +64,7 @@ for transport in $transports; do
       -Dfleet.restartEvery="${FLEET_RESTART_EVERY:-2.0}" -Dfleet.jvmRestartOneIn="${FLEET_JVM_RESTART_ONE_IN:-25}" \
       -Dfleet.size="${FLEET_SIZE:-65536}" -Dfleet.peerIdleMillis="${FLEET_PEER_IDLE_MS:-30000}" \
       ${FLEET_MAX_PEERS:+-Dfleet.maxPeers="$FLEET_MAX_PEERS"} \
-      -Dbench.sameHostCopy="${FLEET_SAME_HOST_COPY:-false}" \
+      -Dbench.sameHostCopy="${FLEET_SAME_HOST_COPY:-false}" -Dfleet.listSockets="${FLEET_LIST_SOCKETS:-false}" \
       -cp "$classpath" io.nixlconnect.benchmarks.FleetBenchmark "$transport" "$seconds" "$interval" || status=1
   echo "== $(date -u '+%Y-%m-%d %H:%M UTC') load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 done

@@ -40,7 +40,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * Settings (system properties, defaults in brackets): fleet.producers [2], fleet.connectors [8], fleet.consumers [1],
  * fleet.concurrency [4], fleet.restartEvery [1.0], fleet.jvmRestartOneIn [20], fleet.size [65536] bytes per read,
  * fleet.peerIdleMillis and fleet.maxPeers [the library's defaults] (the peer lifecycle, {@link FleetProcesses#transport}),
- * fleet.seed [32]. {@code benchmarks/run-fleet.sh} sets them from its environment.
+ * fleet.seed [32], fleet.listSockets [false] (every process's sockets, as the kernel describes them, every interval).
+ * {@code benchmarks/run-fleet.sh} sets them from its environment.
  */
 public final class FleetBenchmark {
 
@@ -266,6 +267,9 @@ public final class FleetBenchmark {
             Stats stats = consumer.stats();
             consumerSeries.add(stats);
             System.out.println("  consumer " + consumer.index + " (pid " + consumer.child.process.pid() + "): " + stats);
+            if (Boolean.getBoolean("fleet.listSockets")) {
+                System.out.println("    sockets: " + consumer.sockets());
+            }
             long bound = consumer.idle.sockets + 8L * (producerJvms * connectors + concurrency);
             if (stats.sockets > bound) {
                 failed.add("consumer " + consumer.index + " held " + stats.sockets + " sockets in interval " + number
@@ -288,6 +292,9 @@ public final class FleetBenchmark {
             System.out.println("  producer " + producer.index + " (pid " + child.process.pid() + ", JVM started "
                     + (System.nanoTime() - producer.startedAt) / 1_000_000_000 + " s ago): "
                     + (stats == null ? "restarting" : stats));
+            if (stats != null && Boolean.getBoolean("fleet.listSockets")) {
+                System.out.println("    sockets: " + producer.sockets());
+            }
         }
     }
 
@@ -535,6 +542,13 @@ public final class FleetBenchmark {
             crashNoted = false;
             launch();
             start();
+        }
+
+        /** Its sockets, by description ({@link FleetProcesses#sockets}). */
+        synchronized String sockets() throws Exception {
+            child.send("sockets");
+            String line = child.nextOrGone("SOCKETS ");
+            return line == null ? "(gone)" : line.substring(8);
         }
 
         /** Null if it died (noted as a crash: the harness kills only under this JVM's lock). */

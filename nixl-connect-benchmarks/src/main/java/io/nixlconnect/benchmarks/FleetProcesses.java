@@ -83,6 +83,7 @@ final class FleetProcesses {
                         });
                     }
                     case "stats" -> out.println("STATS " + stats(agents));
+                    case "sockets" -> out.println("SOCKETS " + sockets());
                     case "exit" -> {
                         restarts.shutdown();
                         restarts.awaitTermination(60, TimeUnit.SECONDS);
