@@ -133,10 +133,14 @@ final class PeerLines implements AutoCloseable {
         return next(prefix);
     }
 
-    /** The next line starting with {@code prefix} (earlier lines are skipped); fails after 60 s or on an ERROR line. */
+    /**
+     * The next line starting with {@code prefix} (earlier lines are skipped); fails on an ERROR line, or after 300 s
+     * with no line at all: a hung peer, not a slow one (a NIXL peer JVM starting its agents with UCX's warm-up took
+     * over 60 s to say READY at load 50 with busy loops beside CI).
+     */
     String next(String prefix) throws InterruptedException {
         while (true) {
-            String line = output.poll(60, TimeUnit.SECONDS);
+            String line = output.poll(300, TimeUnit.SECONDS);
             assertThat(line).as("a '%s' line from %s", prefix, name).isNotNull();
             assertThat(line).as("%s reported an error", name).doesNotStartWith("ERROR");
             if (line.startsWith(prefix)) {
