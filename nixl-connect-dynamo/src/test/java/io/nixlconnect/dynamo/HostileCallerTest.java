@@ -129,7 +129,7 @@ class HostileCallerTest {
             frame.writeBytes(path);
             frame.writeBytes(new byte[] {0, 2, '{', '}', (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff});
             socket.getOutputStream().write(frame.toByteArray());
-            assertThat(readAck(socket)).startsWith("Request too large").contains(String.valueOf(LIMIT));
+            assertThat(readAck(socket)).startsWith("Read error: message too large: ").endsWith("(max: " + LIMIT + " bytes)");
             assertThat(closedByPeer(socket)).isTrue();
         }
         assertThat(worker.counters().oversizedFrames()).isEqualTo(1);

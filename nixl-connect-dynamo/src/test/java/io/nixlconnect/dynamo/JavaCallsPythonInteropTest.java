@@ -34,10 +34,10 @@ import org.junit.jupiter.api.io.TempDir;
  * Skipped with the reason without the runtime (.ci/dynamo-setup.sh); an error under CI=true.
  */
 @Tag("python-interop")
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Timeout(value = 900, unit = TimeUnit.SECONDS)
 class JavaCallsPythonInteropTest {
 
-    private static final Duration START = Duration.ofSeconds(60);
+    private static final Duration START = Duration.ofSeconds(180); // Python start-ups on a loaded machine
 
     @TempDir
     Path kv;
@@ -71,7 +71,7 @@ class JavaCallsPythonInteropTest {
     private DynamoClient client(String endpoint) {
         DynamoRuntime runtime = later(TestRuntimes.fileRuntime(kv));
         DynamoClient client = runtime.client(endpoint);
-        client.waitForInstances(Duration.ofSeconds(30));
+        client.waitForInstances(Duration.ofSeconds(120));
         return client;
     }
 
@@ -197,7 +197,7 @@ class JavaCallsPythonInteropTest {
         String ready = worker.await("READY", START);
         DynamoRuntime runtime = later(DynamoRuntime.start(etcd.settings(Duration.ofSeconds(10)).build()));
         DynamoClient client = runtime.client("interop.etcd.generate");
-        DynamoInstance instance = client.waitForInstances(Duration.ofSeconds(30)).get(0);
+        DynamoInstance instance = client.waitForInstances(Duration.ofSeconds(120)).get(0);
         assertThat(instance.instanceIdHex()).isEqualTo(PythonProcess.field(ready, "instance"));
         try (ResponseStream stream = client.callInstance(instance.instanceId(), Map.of("request", 7L))) {
             assertThat(stream.readAll()).extracting(DynamoResponse::data).containsExactly(Map.of("request", 7L));
@@ -211,7 +211,7 @@ class JavaCallsPythonInteropTest {
                 "reading a Python worker's tensor needs the NIXL backend (.ci/nixl-setup.sh)");
         return later(new Connector(ConnectorOptions.builder().workerId("java-dynamo-caller")
                 .transports(NixlSettings.defaults().withLibraryDir(Path.of(library)))
-                .operationTimeout(Duration.ofSeconds(30)).build()));
+                .operationTimeout(Duration.ofSeconds(120)).build()));
     }
 
     private static String sha256(byte[] bytes) throws Exception {

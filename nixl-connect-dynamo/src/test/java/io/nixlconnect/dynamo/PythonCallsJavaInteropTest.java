@@ -36,10 +36,10 @@ import org.junit.jupiter.api.io.TempDir;
  * that Python stops routing to it. Skipped with the reason without the runtime; an error under CI=true.
  */
 @Tag("python-interop")
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Timeout(value = 900, unit = TimeUnit.SECONDS)
 class PythonCallsJavaInteropTest {
 
-    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final Duration WAIT = Duration.ofSeconds(180); // Python start-ups on a loaded machine
 
     @TempDir
     Path kv;
@@ -64,7 +64,8 @@ class PythonCallsJavaInteropTest {
 
     private PythonProcess client(String endpoint, String... args) throws Exception {
         PythonProcess.environment(); // skips (or fails under CI) before anything starts
-        List<String> all = new ArrayList<>(List.of("--endpoint", endpoint, "--file-kv", kv.toString()));
+        List<String> all = new ArrayList<>(List.of("--endpoint", endpoint, "--file-kv", kv.toString(),
+                "--wait-timeout", "120", "--timeout", "120"));
         all.addAll(List.of(args));
         return later(PythonProcess.start("client " + endpoint, "dynamo_client.py", Map.of(), all));
     }
@@ -152,7 +153,7 @@ class PythonCallsJavaInteropTest {
         ServedEndpoint served = worker.serve("jinterop.etcd.generate", DynamoHandler.unary(payload -> payload));
         PythonProcess client = later(PythonProcess.start("etcd client", "dynamo_client.py", Map.of(), List.of(
                 "--endpoint", "jinterop.etcd.generate", "--discovery", "etcd", "--etcd-endpoints",
-                etcd.endpoint.toString(), "--requests", "2")));
+                etcd.endpoint.toString(), "--requests", "2", "--wait-timeout", "120")));
         assertThat(PythonProcess.field(client.await("INSTANCES", WAIT), "ids"))
                 .isEqualTo(Long.toHexString(served.instanceId()));
         assertThat(client.await("SUMMARY", WAIT)).contains("ok=2 errors=0");
@@ -165,7 +166,7 @@ class PythonCallsJavaInteropTest {
                 "serving a tensor to a Python reader needs the NIXL backend (.ci/nixl-setup.sh)");
         return later(new Connector(ConnectorOptions.builder().workerId("java-dynamo-worker")
                 .transports(NixlSettings.defaults().withLibraryDir(Path.of(library)))
-                .operationTimeout(Duration.ofSeconds(30)).build()));
+                .operationTimeout(Duration.ofSeconds(120)).build()));
     }
 
     private static String sha256(byte[] bytes) throws Exception {
@@ -185,7 +186,7 @@ class PythonCallsJavaInteropTest {
                 tensor.asByteBuffer().put(data);
                 try (ReadableOperation readable = connector.createReadable(tensor)) {
                     responder.send(EncodeReply.ofBytes(readable.metadata(), size));
-                    readable.waitForCompletion(Duration.ofSeconds(30));
+                    readable.waitForCompletion(Duration.ofSeconds(120));
                 }
             }
             served.add(sha256(data));
@@ -226,7 +227,7 @@ class PythonCallsJavaInteropTest {
                     reply.put("block_bytes", (long) blockBytes);
                     reply.put("kv_dtype", "torch.uint8");
                     responder.send(reply);
-                    readable.waitForCompletion(Duration.ofSeconds(30));
+                    readable.waitForCompletion(Duration.ofSeconds(120));
                 }
             }
             served.set(sha256(data));
@@ -281,7 +282,8 @@ class PythonCallsJavaInteropTest {
 
         PythonProcess streaming = later(PythonProcess.start("streaming client", "dynamo_client.py", Map.of(), List.of(
                 "--endpoint", endpoint, "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(),
-                "--wait-instances", "2", "--router", "direct", "--instance", doomedId, "--timeout", "60")));
+                "--wait-instances", "2", "--router", "direct", "--instance", doomedId, "--timeout", "120",
+                "--wait-timeout", "120")));
         assertThat(PythonProcess.field(streaming.await("INSTANCES", WAIT), "ids").split(","))
                 .containsExactlyInAnyOrder(doomedId, aliveId);
         streaming.await("RESPONSE", WAIT);
@@ -290,17 +292,19 @@ class PythonCallsJavaInteropTest {
         assertThat(streaming.await("ERROR", WAIT)).as("the stream broke when the JVM died").startsWith("ERROR i=0");
 
         // Its lease is no longer kept alive: after its TTL (3 s) etcd drops the record, and Python routes elsewhere.
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         String ids;
         do {
             PythonProcess lister = PythonProcess.start("lister", "dynamo_client.py", Map.of(), List.of("--endpoint",
-                    endpoint, "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(), "--list"));
+                    endpoint, "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(), "--list", "--wait-timeout",
+                    "120"));
             ids = PythonProcess.field(lister.await("INSTANCES", WAIT), "ids");
             lister.close();
         } while (ids.contains(doomedId) && System.nanoTime() < deadline);
         assertThat(ids).isEqualTo(aliveId);
         PythonProcess client = later(PythonProcess.start("client", "dynamo_client.py", Map.of(), List.of("--endpoint",
-                endpoint, "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(), "--requests", "6")));
+                endpoint, "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(), "--requests", "6",
+                "--wait-timeout", "120")));
         assertThat(client.await("SUMMARY", WAIT)).contains("ok=6 errors=0");
         assertThat(client.all("RESPONSE")).hasSize(6).allMatch(line -> line.endsWith("data=\"survivor\""));
     }

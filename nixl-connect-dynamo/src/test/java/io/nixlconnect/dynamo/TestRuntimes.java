@@ -11,8 +11,8 @@ final class TestRuntimes {
 
     static DynamoSettings.Builder file(Path directory) {
         return DynamoSettings.builder().discoveryBackend(DiscoveryBackend.FILE).fileKvDirectory(directory)
-                .rpcHost("127.0.0.1").responseStreamHost("127.0.0.1").ackTimeout(Duration.ofSeconds(10))
-                .callHomeTimeout(Duration.ofSeconds(10)).shutdownGrace(Duration.ofSeconds(5));
+                .rpcHost("127.0.0.1").responseStreamHost("127.0.0.1").ackTimeout(Duration.ofSeconds(30))
+                .callHomeTimeout(Duration.ofSeconds(30)).shutdownGrace(Duration.ofSeconds(5));
     }
 
     static DynamoRuntime fileRuntime(Path directory) {

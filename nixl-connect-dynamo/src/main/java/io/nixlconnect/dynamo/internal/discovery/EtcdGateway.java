@@ -150,7 +150,11 @@ public final class EtcdGateway implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", b64(prefix));
         body.put("range_end", b64(prefixEnd(prefix)));
-        Map<?, ?> answer = call("/v3/kv/range", body);
+        return parseRange(call("/v3/kv/range", body));
+    }
+
+    /** A {@code /v3/kv/range} answer, as the gateway writes it (base64 keys and values, numbers as strings). */
+    public static Range parseRange(Map<?, ?> answer) {
         List<KeyValue> kvs = new ArrayList<>();
         Object list = answer.get("kvs");
         if (list instanceof List<?> entries) {

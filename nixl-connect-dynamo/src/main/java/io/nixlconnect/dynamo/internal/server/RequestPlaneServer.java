@@ -219,7 +219,7 @@ public final class RequestPlaneServer implements AutoCloseable {
                     counters.protocolErrors.increment();
                     counters.oversizedFrames.increment();
                     counters.requestsRefusedOther.increment();
-                    out.write(Ack.refused("Request too large: " + e.getMessage()));
+                    out.write(Ack.refused(Ack.tooLarge(e)));
                     return; // the rest of the frame is not read: the connection cannot go on
                 } catch (io.nixlconnect.dynamo.DynamoProtocolException e) {
                     counters.protocolErrors.increment();

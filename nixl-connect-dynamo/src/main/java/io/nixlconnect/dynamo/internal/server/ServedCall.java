@@ -210,7 +210,9 @@ final class ServedCall implements Runnable, DynamoRequest, DynamoResponder {
                     }
                 }
             } catch (IOException | DynamoException e) {
-                if (!killed) {
+                if (!killed && !handled) {
+                    // the caller reset its side (it closed with responses unread), or sent garbage: it wants no more
+                    counters.streamsCancelled.increment();
                     stopped = true;
                 }
             }

@@ -18,6 +18,11 @@ public final class Ack {
 
     private static final byte[] ACCEPTED = {0, 0, 0, 0};
 
+    /** Dynamo 1.6.1's words for a frame past the limit (the worker then closes the connection). */
+    public static String tooLarge(FrameTooLargeException e) {
+        return "Read error: message too large: " + e.size() + " bytes (max: " + e.limit() + " bytes)";
+    }
+
     private Ack() {
     }
 

@@ -131,10 +131,22 @@ public final class ControlMessages {
         return subject;
     }
 
-    /** The prologue: {@code {"error":null}}, or the worker's reason for not streaming. */
+    /**
+     * The prologue: {@code {"error":null}}, or the worker's reason for not streaming with Dynamo 1.6's
+     * {@code typed_error} beside it.
+     */
     public static byte[] prologue(@Nullable String error) {
         Map<String, Object> prologue = new LinkedHashMap<>();
         prologue.put("error", error);
+        if (error != null) {
+            Map<String, Object> typed = new LinkedHashMap<>();
+            typed.put("error_type", "Unknown");
+            typed.put("class", "Internal");
+            typed.put("reason", "runtime.unclassified");
+            typed.put("message", error);
+            typed.put("diagnostic", error);
+            prologue.put("typed_error", typed);
+        }
         return JsonValues.write(prologue);
     }
 
@@ -230,15 +242,15 @@ public final class ControlMessages {
     }
 
     /**
-     * An error event as a Dynamo 1.6 worker sends one when its handler raises: Dynamo's error with the handler's
-     * message, classed as a backend failure.
+     * An error event as a Dynamo 1.6.1 Python worker sends one when its handler raises (a {@code RuntimeError}):
+     * Dynamo's error with the handler's message, byte for byte the same shape.
      */
     public static byte[] errorFrame(PayloadCodec codec, String message) {
         Map<String, Object> errorType = new LinkedHashMap<>();
         errorType.put("Backend", "Unknown");
         Map<String, Object> error = new LinkedHashMap<>();
         error.put("error_type", errorType);
-        error.put("class", "Backend");
+        error.put("class", "Internal");
         error.put("reason", "backend.unknown");
         error.put("message", message);
         error.put("diagnostic", message);
