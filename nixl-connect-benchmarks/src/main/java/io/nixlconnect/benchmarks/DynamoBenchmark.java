@@ -36,7 +36,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <pre>
  * DynamoBenchmark client --endpoint E --file-kv DIR [--requests N] [--warmup W] [--concurrency C] [--read true|false]
- *                        [--request JSON]      a caller doing what interop/dynamo_client.py does, the same SUMMARY line
+ *                        [--request JSON] [--verbose true]
+ *                        a caller doing what interop/dynamo_client.py does, the same SUMMARY line; --verbose prints,
+ *                        as the Python client does, a READ line per read (ms: the read and its hash; reply_ms: the
+ *                        call to the reply carrying the metadata; call_ms: the call to the read's end) and an END line
+ *                        per measured call (ms: the call to its stream's end)
  * DynamoBenchmark worker --file-kv DIR [--prefix bench] [--bytes B] [--hash-rounds R]
  *                        a worker serving PREFIX.echo.generate, PREFIX.encoder.generate, PREFIX.hash.generate with
  *                        interop/dynamo_worker.py's work (echo; a fresh tensor of B random bytes and its SHA-256,
@@ -182,7 +186,8 @@ public final class DynamoBenchmark {
              Connector connector = read ? connector("bench-dynamo-client") : null) {
             DynamoClient client = runtime.client(endpoint);
             client.waitForInstances(Duration.ofSeconds(Long.parseLong(options.getOrDefault("wait-timeout", "60"))));
-            Calls calls = new Calls(client, connector, template);
+            Calls calls = new Calls(client, connector, template,
+                    Boolean.parseBoolean(options.getOrDefault("verbose", "false")));
             calls.runAll(warmup, -warmup, concurrency, false);
             long started = System.nanoTime();
             calls.runAll(requests, 0, concurrency, true);
@@ -219,14 +224,16 @@ public final class DynamoBenchmark {
         private final DynamoClient client;
         private final Connector connector;
         private final String template;
+        private final boolean verbose;
         final List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
         final List<Double> readLatencies = Collections.synchronizedList(new ArrayList<>());
         final AtomicInteger errors = new AtomicInteger();
 
-        Calls(DynamoClient client, Connector connector, String template) {
+        Calls(DynamoClient client, Connector connector, String template, boolean verbose) {
             this.client = client;
             this.connector = connector;
             this.template = template;
+            this.verbose = verbose;
         }
 
         void runAll(int count, int firstIndex, int concurrency, boolean record) throws InterruptedException {
@@ -255,12 +262,20 @@ public final class DynamoBenchmark {
                 for (DynamoResponse response = stream.read(); response != null; response = stream.read()) {
                     if (connector != null && readDone == 0 && response.data() instanceof Map<?, ?> map
                             && map.containsKey("nixl_readable_metadata")) {
+                        long replied = System.nanoTime();
                         EncodeReply reply = EncodeReply.fromValue(response.data());
-                        try (Descriptor tensor = Descriptor.allocate(reply.nixlReadableMetadata().totalSize())) {
+                        String sha256;
+                        long size = reply.nixlReadableMetadata().totalSize();
+                        try (Descriptor tensor = Descriptor.allocate(size)) {
                             connector.read(reply.nixlReadableMetadata(), tensor);
-                            sha256Hex(tensor.asByteBuffer());
+                            sha256 = sha256Hex(tensor.asByteBuffer());
                         }
                         readDone = System.nanoTime();
+                        if (verbose) {
+                            System.out.printf(Locale.ROOT, "READ i=%d bytes=%d sha256=%s ms=%.3f reply_ms=%.3f"
+                                    + " call_ms=%.3f%n", index, size, sha256, (readDone - replied) / 1e6,
+                                    (replied - started) / 1e6, (readDone - started) / 1e6);
+                        }
                     }
                 }
             } catch (RuntimeException e) {
@@ -272,6 +287,9 @@ public final class DynamoBenchmark {
                 return;
             }
             long ended = System.nanoTime();
+            if (verbose && record) {
+                System.out.printf(Locale.ROOT, "END i=%d ms=%.3f%n", index, (ended - started) / 1e6);
+            }
             if (record) {
                 latencies.add((ended - started) / 1e6);
                 if (readDone != 0) {

@@ -31,6 +31,13 @@ public class SampleApplication {
         ConfigurableApplicationContext context = application().run(args);
         DemoRunner demo = context.getBeanProvider(DemoRunner.class).getIfAvailable();
         if (DynamoMode.isDynamo(context.getEnvironment())) {
+            if (context.getBeanProvider(DynamoSample.Outcome.class).getIfAvailable() == null) {
+                // An ahead-of-time context (-Dspring.aot.enabled=true) was fixed at build time, without these modes.
+                System.out.println("result: FAILED: the Dynamo modes need a context built at run time:"
+                        + " run without -Dspring.aot.enabled=true");
+                SpringApplication.exit(context);
+                System.exit(1);
+            }
             // Closes the context (deregistering a served endpoint first), then exits with DynamoSample's code.
             System.exit(SpringApplication.exit(context));
         }
