@@ -375,11 +375,11 @@ public final class FleetBenchmark {
 
     /** A child's "STATS" figures ({@link FleetProcesses}). */
     record Stats(long fds, long sockets, long threads, long rssKiB, long cachedPeers, long openConnections,
-            long evictions, long reconnects, long departed, long idleClosed, long liveAgents) {
+            long evictions, long reconnects, long departed, long idleClosed, long liveAgents, long heapKiB) {
 
         static Stats parse(String words) {
             long[] n = java.util.Arrays.stream(words.trim().split(" ")).mapToLong(Long::parseLong).toArray();
-            return new Stats(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], n[10]);
+            return new Stats(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], n[10], n[11]);
         }
 
         /**
@@ -392,9 +392,10 @@ public final class FleetBenchmark {
 
         @Override
         public String toString() {
-            return String.format(Locale.ROOT, "fds %d (sockets %d), threads %d, RSS %d MiB, cached peers %d, open "
-                    + "connections %d; evictions %d, reconnects %d, departed %d, idle-closed %d", fds, sockets, threads,
-                    rssKiB >> 10, cachedPeers, openConnections, evictions, reconnects, departed, idleClosed);
+            return String.format(Locale.ROOT, "fds %d (sockets %d), threads %d, RSS %d MiB (heap committed %d MiB), "
+                    + "cached peers %d, open connections %d; evictions %d, reconnects %d, departed %d, idle-closed %d",
+                    fds, sockets, threads, rssKiB >> 10, heapKiB >> 10, cachedPeers, openConnections, evictions,
+                    reconnects, departed, idleClosed);
         }
     }
 
@@ -411,7 +412,8 @@ public final class FleetBenchmark {
                 return "none";
             }
             return "fds " + range(Stats::fds) + ", sockets " + range(Stats::sockets) + ", threads " + range(Stats::threads)
-                    + ", RSS MiB " + range(s -> s.rssKiB >> 10) + ", cached peers " + range(Stats::cachedPeers);
+                    + ", RSS MiB " + range(s -> s.rssKiB >> 10) + ", heap committed MiB " + range(s -> s.heapKiB >> 10)
+                    + ", cached peers " + range(Stats::cachedPeers);
         }
 
         private String range(java.util.function.ToLongFunction<Stats> figure) {

@@ -214,9 +214,10 @@ final class FleetProcesses {
     // --- what every child reports ---
 
     /**
-     * "fds sockets threads rssKiB cachedPeers openConnections evictions reconnects departed idleClosed liveAgents":
-     * this process's open file descriptors and sockets (/proc/self/fd), its threads (the kernel's count: the JVM's and
-     * native ones), RSS, and its connectors' peer statistics summed.
+     * "fds sockets threads rssKiB cachedPeers openConnections evictions reconnects departed idleClosed liveAgents
+     * heapCommittedKiB": this process's open file descriptors and sockets (/proc/self/fd), its threads (the kernel's
+     * count: the JVM's and native ones), RSS, its connectors' peer statistics summed, and the Java heap committed (what
+     * of the RSS the heap may account for; the rest is native memory: NIXL, UCX, the JVM's own).
      */
     private static String stats(AtomicReferenceArray<ProducerAgent> agents) throws IOException {
         List<Connector> connectors = new ArrayList<>();
@@ -254,7 +255,8 @@ final class FleetProcesses {
         }
         return fds + " " + DepartedProducersBenchmark.socketFds() + " " + threads() + " "
                 + NixlSoak.rssKiB(Path.of("/proc/self/status")) + " " + cached + " " + open + " " + evictions + " "
-                + reconnects + " " + departed + " " + idle + " " + live;
+                + reconnects + " " + departed + " " + idle + " " + live + " "
+                + (Runtime.getRuntime().totalMemory() >> 10);
     }
 
     /**
