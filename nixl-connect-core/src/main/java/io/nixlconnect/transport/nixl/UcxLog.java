@@ -1,6 +1,7 @@
 package io.nixlconnect.transport.nixl;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.slf4j.Logger;
@@ -41,6 +42,7 @@ final class UcxLog {
         Path path = Path.of(where);
         if (path.isAbsolute()) { // not UCX's "stdout" or "stderr"
             deleteAtExitIfEmpty(path);
+            deleteLeftByEndedProcesses(file);
         }
         log.info("UCX writes its messages to {} (nixl.connect.nixl.ucx-log-file; UCX_LOG_FILE in the environment wins)",
                 where);
@@ -57,6 +59,39 @@ final class UcxLog {
                 // not there, or not ours to delete
             }
         }, "nixl-ucx-log-cleanup"));
+    }
+
+    /**
+     * Empty logs of processes that ended without running their shutdown hooks (killed): for a file name with one
+     * {@code %p}, the files of that name for any process id no longer alive, when empty.
+     */
+    static void deleteLeftByEndedProcesses(String file) {
+        Path pattern = Path.of(file.replace("%h", "*"));
+        String name = pattern.getFileName().toString();
+        int at = name.indexOf("%p");
+        if (at < 0 || name.indexOf("%p", at + 1) >= 0 || pattern.getParent() == null
+                || pattern.getParent().toString().contains("%")) {
+            return;
+        }
+        String prefix = name.substring(0, at);
+        String suffix = name.substring(at + 2);
+        try (DirectoryStream<Path> logs = Files.newDirectoryStream(pattern.getParent(),
+                prefix.replace("*", "") + "*" + suffix)) {
+            for (Path log : logs) {
+                String candidate = log.getFileName().toString();
+                if (!candidate.startsWith(prefix) || !candidate.endsWith(suffix)
+                        || candidate.length() <= prefix.length() + suffix.length()) {
+                    continue;
+                }
+                String pid = candidate.substring(prefix.length(), candidate.length() - suffix.length());
+                if (pid.chars().allMatch(Character::isDigit) && pid.length() < 12
+                        && ProcessHandle.of(Long.parseLong(pid)).isEmpty() && Files.size(log) == 0) {
+                    Files.deleteIfExists(log);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // best effort: a folder that cannot be listed keeps its files
+        }
     }
 
     /** Where UCX's messages go, for error messages that send the reader there. */
