@@ -44,6 +44,8 @@ def parse_args(argv):
     parser.add_argument("--batches", type=int, default=5, help="turns each side takes per measurement")
     parser.add_argument("--calls", type=int, default=100, help="roundtrip calls per batch")
     parser.add_argument("--warmup", type=int, default=50, help="roundtrip warm-up calls per batch")
+    parser.add_argument("--java-warmup", type=int, default=None,
+                        help="roundtrip warm-up calls of the Java client's JVM, once (default: --warmup)")
     parser.add_argument("--bytes", type=int, default=16 << 20)
     parser.add_argument("--encode-calls", type=int, default=6, help="encode calls per batch")
     parser.add_argument("--encode-warmup", type=int, default=1)
@@ -197,7 +199,8 @@ def main(argv):
         worker = python_worker(args, kv, "py.echo.generate", "echo", [])
         java = None
         try:
-            java = JavaClient(args, "py.echo.generate", kv, args.calls, args.warmup, "{}", False)
+            java_warmup = args.warmup if args.java_warmup is None else args.java_warmup
+            java = JavaClient(args, "py.echo.generate", kv, args.calls, java_warmup, "{}", False)
             calls = {"python": [], "java": []}
             for batch in range(args.batches):
                 for side in ("python", "java") if batch % 2 == 0 else ("java", "python"):
@@ -208,8 +211,9 @@ def main(argv):
                 values = calls[side]
                 p50, p90 = nearest_rank(values, 0.5), nearest_rank(values, 0.9)
                 results[(side, "roundtrip")] = {"p50_ms": p50, "p90_ms": p90}
-                print("RESULT side=%s name=roundtrip calls=%d p50_ms=%.3f p90_ms=%.3f load=%s"
-                      % (side, len(values), p50, p90, loadavg().replace(" ", "/")), flush=True)
+                print("RESULT side=%s name=roundtrip calls=%d warmup=%d p50_ms=%.3f p90_ms=%.3f load=%s"
+                      % (side, len(values), args.warmup if side == "python" else java_warmup, p50, p90,
+                         loadavg().replace(" ", "/")), flush=True)
         finally:
             if java is not None:
                 java.close()
