@@ -2,7 +2,10 @@
 """Dynamo request plane, Java against Python in one run (issue 33), on the real ai-dynamo-runtime 1.6.1, file
 discovery, loopback; driven by benchmarks/run-dynamo.sh (which builds the Java side and sets the environment up).
 The figures are those of benchmarks/dynamo_baseline.py; what differs is that the two sides take turns in short
-batches, so that a machine whose load swings between 15 and 50 within minutes (this one) loads both alike:
+batches, so that a machine whose load swings between 15 and 50 within minutes (this one) loads both alike. The Python
+client is a process per batch (each warmed up by WARMUP calls); the Java client one JVM per measurement, warmed up
+by WARMUP calls once and kept between its batches, as a Java service's would be (a fresh JVM's JIT needs ~1,500
+calls to reach its steady round trip):
 
   roundtrip  one Python echo worker; batches of CALLS calls of {} (after WARMUP), the Python client
              (interop/dynamo_client.py) and the Java client (DynamoBenchmark client) in turn: p50/p90 of every
@@ -41,6 +44,8 @@ def parse_args(argv):
     parser.add_argument("--batches", type=int, default=5, help="turns each side takes per measurement")
     parser.add_argument("--calls", type=int, default=100, help="roundtrip calls per batch")
     parser.add_argument("--warmup", type=int, default=50, help="roundtrip warm-up calls per batch")
+    parser.add_argument("--java-warmup", type=int, default=None,
+                        help="roundtrip warm-up calls of the Java client's JVM, once (default: --warmup)")
     parser.add_argument("--bytes", type=int, default=16 << 20)
     parser.add_argument("--encode-calls", type=int, default=6, help="encode calls per batch")
     parser.add_argument("--encode-warmup", type=int, default=1)
@@ -94,24 +99,60 @@ class Process:
                 self.process.wait()
 
 
-def client(args, side, endpoint, kv, requests, warmup, concurrency, request, read):
-    """One batch: the side's client; returns (per-call ms, per-read ms, seconds)."""
-    if side == "python":
-        command = [args.python, CLIENT, "--endpoint", endpoint, "--file-kv", kv, "--requests", str(requests),
-                   "--warmup", str(warmup), "--concurrency", str(concurrency), "--request", request,
-                   "--timeout", "120"] + (["--read"] if read else [])
-    else:
-        command = shlex.split(args.java) + ["client", "--endpoint", endpoint, "--file-kv", kv, "--requests",
-                                            str(requests), "--warmup", str(warmup), "--concurrency",
-                                            str(concurrency), "--request", request, "--read", str(read).lower(),
-                                            "--verbose", "true"]
+def python_client(args, endpoint, kv, requests, warmup, concurrency, request, read):
+    """One batch of the Python client, a process of its own: (per-call ms, per-read ms, seconds)."""
+    command = [args.python, CLIENT, "--endpoint", endpoint, "--file-kv", kv, "--requests", str(requests),
+               "--warmup", str(warmup), "--concurrency", str(concurrency), "--request", request,
+               "--timeout", "120"] + (["--read"] if read else [])
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=1800)
-    lines = result.stdout.splitlines()
+    return parse("python", result.stdout.splitlines(), requests, result.stderr)
+
+
+class JavaClient:
+    """The Java client as a service runs it: one JVM, warmed up once, running a batch per line it reads."""
+
+    def __init__(self, args, endpoint, kv, requests, warmup, request, read):
+        command = shlex.split(args.java) + ["client", "--endpoint", endpoint, "--file-kv", kv, "--requests",
+                                            str(requests), "--warmup", str(warmup), "--request", request,
+                                            "--read", str(read).lower(), "--verbose", "true",
+                                            "--stdin-batches", "true"]
+        self.requests = requests
+        self.stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                                        text=True)
+        self.until("READY")
+
+    def until(self, marker):
+        lines = []
+        for line in self.process.stdout:
+            line = line.rstrip("\n")
+            if line == marker:
+                return lines
+            lines.append(line)
+        self.stderr.seek(0)
+        raise RuntimeError("the Java client ended before %s:\n%s\n%s" % (
+            marker, "\n".join(lines[-20:]), self.stderr.read().decode("utf-8", "replace")[-3000:]))
+
+    def batch(self):
+        self.process.stdin.write("batch\n")
+        self.process.stdin.flush()
+        return parse("java", self.until("BATCH_DONE"), self.requests, "")
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def parse(side, lines, requests, stderr):
     summary = [line for line in lines if line.startswith("SUMMARY")]
     errors = [line for line in lines if line.startswith("ERROR")]
     if not summary or errors:
-        raise RuntimeError("%s client failed (exit %d):\n%s\n%s" % (side, result.returncode,
-                                                                     "\n".join(lines[-20:]), result.stderr[-3000:]))
+        raise RuntimeError("%s client failed:\n%s\n%s" % (side, "\n".join(lines[-20:]), stderr[-3000:]))
     fields = dict(word.split("=", 1) for word in summary[-1].split()[1:] if "=" in word)
     if fields.get("errors", "0") != "0" or fields.get("ok") != str(requests):
         raise RuntimeError("%s client reported errors: %s" % (side, summary[-1]))
@@ -156,28 +197,39 @@ def main(argv):
                                                                                         loadavg()), flush=True)
     if "roundtrip" in args.measurements:
         worker = python_worker(args, kv, "py.echo.generate", "echo", [])
+        java = None
         try:
+            java_warmup = args.warmup if args.java_warmup is None else args.java_warmup
+            java = JavaClient(args, "py.echo.generate", kv, args.calls, java_warmup, "{}", False)
             calls = {"python": [], "java": []}
             for batch in range(args.batches):
                 for side in ("python", "java") if batch % 2 == 0 else ("java", "python"):
-                    ends, _, _ = client(args, side, "py.echo.generate", kv, args.calls, args.warmup, 1, "{}", False)
+                    ends, _, _ = (python_client(args, "py.echo.generate", kv, args.calls, args.warmup, 1, "{}", False)
+                                  if side == "python" else java.batch())
                     calls[side] += ends
             for side in ("python", "java"):
                 values = calls[side]
                 p50, p90 = nearest_rank(values, 0.5), nearest_rank(values, 0.9)
                 results[(side, "roundtrip")] = {"p50_ms": p50, "p90_ms": p90}
-                print("RESULT side=%s name=roundtrip calls=%d p50_ms=%.3f p90_ms=%.3f load=%s"
-                      % (side, len(values), p50, p90, loadavg().replace(" ", "/")), flush=True)
+                print("RESULT side=%s name=roundtrip calls=%d warmup=%d p50_ms=%.3f p90_ms=%.3f load=%s"
+                      % (side, len(values), args.warmup if side == "python" else java_warmup, p50, p90,
+                         loadavg().replace(" ", "/")), flush=True)
         finally:
+            if java is not None:
+                java.close()
             worker.stop()
     if "encode" in args.measurements:
         worker = python_worker(args, kv, "py.encoder.generate", "encode", ["--bytes", str(args.bytes)])
+        java = None
         try:
+            java = JavaClient(args, "py.encoder.generate", kv, args.encode_calls, args.encode_warmup,
+                              '{"request": {i}}', True)
             reads = {"python": [], "java": []}
             for batch in range(args.batches):
                 for side in ("python", "java") if batch % 2 == 0 else ("java", "python"):
-                    _, read_ms, _ = client(args, side, "py.encoder.generate", kv, args.encode_calls,
-                                           args.encode_warmup, 1, '{"request": {i}}', True)
+                    _, read_ms, _ = (python_client(args, "py.encoder.generate", kv, args.encode_calls,
+                                                   args.encode_warmup, 1, '{"request": {i}}', True)
+                                     if side == "python" else java.batch())
                     reads[side] += read_ms
             for side in ("python", "java"):
                 values = reads[side]
@@ -187,6 +239,8 @@ def main(argv):
                       % (side, args.bytes, len(values), nearest_rank(values, 0.5), nearest_rank(values, 0.9),
                          loadavg().replace(" ", "/")), flush=True)
         finally:
+            if java is not None:
+                java.close()
             worker.stop()
     if "hash" in args.measurements:
         workers = [python_worker(args, kv, "py.hash.generate", "hash", ["--hash-rounds", str(args.hash_rounds)])]
@@ -196,8 +250,8 @@ def main(argv):
             for batch in range(args.batches):
                 for side in ("python", "java") if batch % 2 == 0 else ("java", "python"):
                     endpoint = "py.hash.generate" if side == "python" else "java.hash.generate"
-                    _, _, seconds = client(args, "python", endpoint, kv, args.hash_requests, args.hash_warmup,
-                                           args.concurrency, '{"n": {i}}', False)
+                    _, _, seconds = python_client(args, endpoint, kv, args.hash_requests, args.hash_warmup,
+                                                  args.concurrency, '{"n": {i}}', False)
                     totals[side][0] += args.hash_requests
                     totals[side][1] += seconds
             for side in ("python", "java"):

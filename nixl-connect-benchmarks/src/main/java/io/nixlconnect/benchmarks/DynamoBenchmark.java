@@ -36,11 +36,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <pre>
  * DynamoBenchmark client --endpoint E --file-kv DIR [--requests N] [--warmup W] [--concurrency C] [--read true|false]
- *                        [--request JSON] [--verbose true]
+ *                        [--request JSON] [--verbose true] [--stdin-batches true]
  *                        a caller doing what interop/dynamo_client.py does, the same SUMMARY line; --verbose prints,
  *                        as the Python client does, a READ line per read (ms: the read and its hash; reply_ms: the
  *                        call to the reply carrying the metadata; call_ms: the call to the read's end) and an END line
- *                        per measured call (ms: the call to its stream's end)
+ *                        per measured call (ms: the call to its stream's end; open_ms: to the worker's call home with
+ *                        its prologue; first_ms: to the first response); --stdin-batches: after the warm-up it
+ *                        prints READY and runs N calls (and their SUMMARY, then BATCH_DONE) per line read on stdin
  * DynamoBenchmark worker --file-kv DIR [--prefix bench] [--bytes B] [--hash-rounds R]
  *                        a worker serving PREFIX.echo.generate, PREFIX.encoder.generate, PREFIX.hash.generate with
  *                        interop/dynamo_worker.py's work (echo; a fresh tensor of B random bytes and its SHA-256,
@@ -189,20 +191,44 @@ public final class DynamoBenchmark {
             Calls calls = new Calls(client, connector, template,
                     Boolean.parseBoolean(options.getOrDefault("verbose", "false")));
             calls.runAll(warmup, -warmup, concurrency, false);
-            long started = System.nanoTime();
-            calls.runAll(requests, 0, concurrency, true);
-            double seconds = (System.nanoTime() - started) / 1e9;
-            List<Double> latencies = sorted(calls.latencies);
-            List<Double> reads = sorted(calls.readLatencies);
-            double mean = latencies.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
-            System.out.printf(Locale.ROOT, "SUMMARY requests=%d ok=%d errors=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f"
-                            + " mean_ms=%.3f seconds=%.3f rps=%.1f%s%n", requests, latencies.size(), calls.errors.get(),
-                    percentile(latencies, 0.5), percentile(latencies, 0.9), percentile(latencies, 0.99), mean, seconds,
-                    requests / seconds, reads.isEmpty() ? "" : String.format(Locale.ROOT,
-                            " read_p50_ms=%.3f read_p90_ms=%.3f", percentile(reads, 0.5), percentile(reads, 0.9)));
+            if (!Boolean.parseBoolean(options.getOrDefault("stdin-batches", "false"))) {
+                return batch(calls, requests, 0, concurrency);
+            }
+            // One batch per line on stdin, this JVM (and its JIT) staying warm between them, as a service's would.
+            System.out.println("READY");
             System.out.flush();
-            return calls.errors.get() == 0 && latencies.size() == requests ? 0 : 1;
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
+                    StandardCharsets.UTF_8));
+            int first = 0;
+            int failed = 0;
+            while (in.readLine() != null) {
+                failed |= batch(calls, requests, first, concurrency);
+                first += requests;
+                System.out.println("BATCH_DONE");
+                System.out.flush();
+            }
+            return failed;
         }
+    }
+
+    /** Runs {@code requests} recorded calls and prints their SUMMARY; returns the exit code they earn. */
+    private static int batch(Calls calls, int requests, int first, int concurrency) throws InterruptedException {
+        calls.latencies.clear();
+        calls.readLatencies.clear();
+        calls.errors.set(0);
+        long started = System.nanoTime();
+        calls.runAll(requests, first, concurrency, true);
+        double seconds = (System.nanoTime() - started) / 1e9;
+        List<Double> latencies = sorted(calls.latencies);
+        List<Double> reads = sorted(calls.readLatencies);
+        double mean = latencies.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
+        System.out.printf(Locale.ROOT, "SUMMARY requests=%d ok=%d errors=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f"
+                        + " mean_ms=%.3f seconds=%.3f rps=%.1f%s%n", requests, latencies.size(), calls.errors.get(),
+                percentile(latencies, 0.5), percentile(latencies, 0.9), percentile(latencies, 0.99), mean, seconds,
+                requests / seconds, reads.isEmpty() ? "" : String.format(Locale.ROOT,
+                        " read_p50_ms=%.3f read_p90_ms=%.3f", percentile(reads, 0.5), percentile(reads, 0.9)));
+        System.out.flush();
+        return calls.errors.get() == 0 && latencies.size() == requests ? 0 : 1;
     }
 
     private static List<Double> sorted(List<Double> values) {
@@ -258,8 +284,14 @@ public final class DynamoBenchmark {
             Object request = DynamoValues.fromJson(template.replace("{i}", Integer.toString(index)));
             long started = System.nanoTime();
             long readDone = 0;
+            long streamOpen;
+            long firstResponse = 0;
             try (ResponseStream stream = client.call(request)) {
+                streamOpen = System.nanoTime();
                 for (DynamoResponse response = stream.read(); response != null; response = stream.read()) {
+                    if (firstResponse == 0) {
+                        firstResponse = System.nanoTime();
+                    }
                     if (connector != null && readDone == 0 && response.data() instanceof Map<?, ?> map
                             && map.containsKey("nixl_readable_metadata")) {
                         long replied = System.nanoTime();
@@ -288,7 +320,9 @@ public final class DynamoBenchmark {
             }
             long ended = System.nanoTime();
             if (verbose && record) {
-                System.out.printf(Locale.ROOT, "END i=%d ms=%.3f%n", index, (ended - started) / 1e6);
+                System.out.printf(Locale.ROOT, "END i=%d ms=%.3f open_ms=%.3f first_ms=%.3f%n", index,
+                        (ended - started) / 1e6, (streamOpen - started) / 1e6,
+                        ((firstResponse == 0 ? ended : firstResponse) - started) / 1e6);
             }
             if (record) {
                 latencies.add((ended - started) / 1e6);

@@ -43,7 +43,7 @@ final class DynamoOutcomes {
 
     /** A refusal's reason: overloaded (Dynamo's "Server overloaded"), malformed (undecodable) or other. */
     static String refusal(String reason) {
-        if (reason != null && reason.startsWith("Server overloaded")) {
+        if (reason != null && reason.startsWith(DynamoRefusedException.OVERLOADED_PREFIX)) {
             return "overloaded";
         }
         if (reason != null && reason.startsWith("Decode error")) {

@@ -165,34 +165,43 @@ public final class DynamoClientImpl implements DynamoClient {
 
     @Override
     public ResponseStream call(@Nullable Object request) {
-        return await(callAsync(request));
+        return await(routed(request, true));
     }
 
     @Override
     public ResponseStream callInstance(long instanceId, @Nullable Object request) {
-        return await(callInstanceAsync(instanceId, request));
+        return await(direct(instanceId, request, true));
     }
 
     @Override
     public CompletableFuture<ResponseStream> callAsync(@Nullable Object request) {
+        return routed(request, false);
+    }
+
+    @Override
+    public CompletableFuture<ResponseStream> callInstanceAsync(long instanceId, @Nullable Object request) {
+        return direct(instanceId, request, false);
+    }
+
+    private CompletableFuture<ResponseStream> routed(@Nullable Object request, boolean onCallingThread) {
         DynamoInstance instance;
         try {
             instance = route();
         } catch (DynamoException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return send(instance, request);
+        return send(instance, request, onCallingThread);
     }
 
-    @Override
-    public CompletableFuture<ResponseStream> callInstanceAsync(long instanceId, @Nullable Object request) {
+    private CompletableFuture<ResponseStream> direct(long instanceId, @Nullable Object request,
+            boolean onCallingThread) {
         DynamoInstance instance;
         try {
             instance = instance(instanceId);
         } catch (DynamoException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return send(instance, request);
+        return send(instance, request, onCallingThread);
     }
 
     private static ResponseStream await(CompletableFuture<ResponseStream> call) {
@@ -213,7 +222,12 @@ public final class DynamoClientImpl implements DynamoClient {
         }
     }
 
-    private CompletableFuture<ResponseStream> send(DynamoInstance instance, @Nullable Object request) {
+    /**
+     * Sends the request. {@code onCallingThread}: a blocking call writes its frame itself (it waits anyway), sparing
+     * a hand-off to the runtime's pool per call; an async one hands the write (and a first connection's connect) off.
+     */
+    private CompletableFuture<ResponseStream> send(DynamoInstance instance, @Nullable Object request,
+            boolean onCallingThread) {
         if (closed) {
             return CompletableFuture.failedFuture(new DynamoException("the client of " + endpoint + " is closed"));
         }
@@ -257,18 +271,23 @@ public final class DynamoClientImpl implements DynamoClient {
                 pending.connected.cancel(false);
             }
         });
+        Runnable write = () -> requests.send(instance, frame).whenComplete((answer, failure) -> {
+            if (failure != null) {
+                pending.connected.completeExceptionally(failure);
+            } else if (!answer.isEmpty()) {
+                counters.callsRefused.increment();
+                pending.connected.completeExceptionally(new DynamoRefusedException("instance "
+                        + instance.instanceIdHex() + " of " + endpoint + " refused the request: " + answer, answer));
+            } else {
+                armCallHomeTimeout(instance, pending);
+            }
+        });
+        if (onCallingThread) {
+            write.run();
+            return result;
+        }
         try {
-            executor.execute(() -> requests.send(instance, frame).whenComplete((answer, failure) -> {
-                if (failure != null) {
-                    pending.connected.completeExceptionally(failure);
-                } else if (!answer.isEmpty()) {
-                    counters.callsRefused.increment();
-                    pending.connected.completeExceptionally(new DynamoRefusedException("instance "
-                            + instance.instanceIdHex() + " of " + endpoint + " refused the request: " + answer, answer));
-                } else {
-                    armCallHomeTimeout(instance, pending);
-                }
-            }));
+            executor.execute(write);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             pending.connected.completeExceptionally(new DynamoException("the runtime is closed"));
         }
@@ -282,7 +301,7 @@ public final class DynamoClientImpl implements DynamoClient {
         long millis = settings.callHomeTimeout().toMillis();
         pending.deadlineNanos = System.nanoTime() + settings.callHomeTimeout().toNanos();
         try {
-            scheduler.schedule(() -> {
+            java.util.concurrent.ScheduledFuture<?> timer = scheduler.schedule(() -> {
                 if (!pending.connected.isDone()) {
                     callHome.forget(pending);
                     pending.connected.completeExceptionally(new DynamoTimeoutException("instance "
@@ -290,6 +309,9 @@ public final class DynamoClientImpl implements DynamoClient {
                             + " home with its response stream within " + millis + " ms (callHomeTimeout)"));
                 }
             }, millis, TimeUnit.MILLISECONDS);
+            // Off the timer's queue once the worker called home: a timer per call left to fire for nothing would
+            // wake the timer thread once per call, callHomeTimeout later.
+            pending.connected.whenComplete((connected, failure) -> timer.cancel(false));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             pending.connected.completeExceptionally(new DynamoException("the runtime is closed"));
         }

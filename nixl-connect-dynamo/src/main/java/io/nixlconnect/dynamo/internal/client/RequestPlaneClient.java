@@ -136,12 +136,13 @@ public final class RequestPlaneClient implements AutoCloseable {
                 return;
             }
             try {
-                scheduler.schedule(() -> {
+                java.util.concurrent.ScheduledFuture<?> timer = scheduler.schedule(() -> {
                     if (!ack.isDone()) {
                         fail(new DynamoTimeoutException("the worker at " + key + " did not acknowledge a request within "
                                 + settings.ackTimeout().toMillis() + " ms"));
                     }
                 }, settings.ackTimeout().toMillis(), TimeUnit.MILLISECONDS);
+                ack.whenComplete((answer, failure) -> timer.cancel(false)); // as in DynamoClientImpl: no idle wake-ups
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 fail(new DynamoException("the runtime is closed"));
             }

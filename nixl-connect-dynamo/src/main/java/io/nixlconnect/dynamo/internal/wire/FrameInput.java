@@ -23,7 +23,9 @@ public final class FrameInput {
 
     public FrameInput(Socket socket, long frameReadTimeoutMillis) throws IOException {
         this.socket = socket;
-        this.in = new BufferedInputStream(socket.getInputStream(), 64 * 1024);
+        // Small: a connection per call home would otherwise allocate (and zero) 64 KiB per call; reads of a frame's
+        // body at least this long go straight to the socket (BufferedInputStream's bypass), whatever its size.
+        this.in = new BufferedInputStream(socket.getInputStream(), 8 * 1024);
         this.frameReadNanos = frameReadTimeoutMillis * 1_000_000L;
     }
 
