@@ -182,6 +182,11 @@ public final class PeerFleetBenchmark {
                 command.add("-D" + property + "=" + value);
             }
         }
+        System.getProperties().stringPropertyNames().stream().filter(name -> name.startsWith("nixl.experiment."))
+                .forEach(name -> command.add("-D" + name + "=" + System.getProperty(name)));
+        if (Boolean.getBoolean("nixl.experiment.jfr")) {
+            command.add("-XX:StartFlightRecording=filename=/tmp/jfr-prod-" + jvm + ".jfr,settings=profile");
+        }
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerFleetBenchmark.class.getName(),
                 "producers", backend, Integer.toString(perJvm), Integer.toString(size)));
         Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
