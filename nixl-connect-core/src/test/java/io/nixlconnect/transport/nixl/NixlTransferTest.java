@@ -334,13 +334,20 @@ class NixlTransferTest {
 
     /** A READ of {@code size} bytes posted between fresh registered buffers. */
     private TransferHandle postRead(long size, String key) {
+        return postRead(size, key, false);
+    }
+
+    private TransferHandle postRead(long size, String key, boolean forWaitingCaller) {
         Memory local = buffer(size, 21);
         Memory remote = buffer(size, 22);
         register(active, local);
         register(passive, remote);
         connect(); // again for each buffer: the passive side's metadata now has its key
-        return active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
-                key(key));
+        return forWaitingCaller
+                ? active.postTransferForWaitingCaller(TransferOp.READ, List.of(region(local)), passiveName,
+                        List.of(region(remote)), key(key))
+                : active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
+                        key(key));
     }
 
     private long endedOnWaitingThread() {
@@ -405,21 +412,20 @@ class NixlTransferTest {
     @Test
     void aCompletionCallbackOnTheWaitingThreadMayCloseTheAgent() throws Exception {
         CompletableFuture<Boolean> closedFromWaitingThread = new CompletableFuture<>();
+        // Posted for a waiting caller, which polls it next on this thread, as an untimed wait does (the loop is not
+        // woken for it; with NIXL's progress thread the transfer may end at once, before a thread started to wait).
+        Thread waiting = Thread.currentThread();
         for (int i = 0; i < 20 && !closedFromWaitingThread.isDone(); i++) {
-            TransferHandle handle = postRead(4096, "close-from-callback-" + i);
-            CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> {
-                Thread waiting = Thread.currentThread();
-                AtomicBoolean polling = new AtomicBoolean();
-                handle.completion().whenComplete((ignored, error) -> {
-                    if (polling.get() && Thread.currentThread() == waiting) { // ended by the waiting thread's poll
-                        active.close();
-                        closedFromWaitingThread.complete(true);
-                    }
-                });
-                polling.set(true);
-                handle.runOnWaitingThread();
+            TransferHandle handle = postRead(4096, "close-from-callback-" + i, true);
+            AtomicBoolean polling = new AtomicBoolean();
+            handle.completion().whenComplete((ignored, error) -> {
+                if (polling.get() && Thread.currentThread() == waiting) { // ended by the waiting thread's poll
+                    active.close();
+                    closedFromWaitingThread.complete(true);
+                }
             });
-            waiter.get(30, TimeUnit.SECONDS);
+            polling.set(true);
+            handle.runOnWaitingThread();
         }
         assertThat(closedFromWaitingThread).isCompletedWithValue(true);
         assertThat(active.details().get("serving")).isEqualTo(false);
