@@ -408,27 +408,46 @@ class NixlTransferTest {
         assertThat(active.details().get("transfersInFlight")).isEqualTo(0);
     }
 
-    /** The completion runs after the waiting thread let go of the agent's lock: closing the agent there must not hang. */
+    /**
+     * The completion runs after the waiting thread let go of the agent's lock: closing the agent there must not hang.
+     * On agents with NIXL's own progress thread off: with it on, a same-host READ usually ends inside its post (the
+     * copy and the notification done inline), so no poll of the waiting thread would be the one to end it.
+     */
     @Test
     void aCompletionCallbackOnTheWaitingThreadMayCloseTheAgent() throws Exception {
-        CompletableFuture<Boolean> closedFromWaitingThread = new CompletableFuture<>();
-        // Posted for a waiting caller, which polls it next on this thread, as an untimed wait does (the loop is not
-        // woken for it; with NIXL's progress thread the transfer may end at once, before a thread started to wait).
-        Thread waiting = Thread.currentThread();
-        for (int i = 0; i < 20 && !closedFromWaitingThread.isDone(); i++) {
-            TransferHandle handle = postRead(4096, "close-from-callback-" + i, true);
-            AtomicBoolean polling = new AtomicBoolean();
-            handle.completion().whenComplete((ignored, error) -> {
-                if (polling.get() && Thread.currentThread() == waiting) { // ended by the waiting thread's poll
-                    active.close();
-                    closedFromWaitingThread.complete(true);
-                }
-            });
-            polling.set(true);
-            handle.runOnWaitingThread();
+        NixlTransport loopOnly = NixlTransport.open(NixlTestSupport.settings().withNixlProgressThreadDelayMicros(-1));
+        try {
+            active.close();
+            passive.close();
+            int id = AGENT_IDS.incrementAndGet();
+            active = loopOnly.createAgent("active-" + id);
+            passive = loopOnly.createAgent("passive-" + id);
+            CompletableFuture<Boolean> closedFromWaitingThread = new CompletableFuture<>();
+            // Posted for a waiting caller, which polls it next on this thread, as an untimed wait does.
+            Thread waiting = Thread.currentThread();
+            for (int i = 0; i < 20 && !closedFromWaitingThread.isDone(); i++) {
+                TransferHandle handle = postRead(4096, "close-from-callback-" + i, true);
+                AtomicBoolean polling = new AtomicBoolean();
+                handle.completion().whenComplete((ignored, error) -> {
+                    if (polling.get() && Thread.currentThread() == waiting) { // ended by the waiting thread's poll
+                        active.close();
+                        closedFromWaitingThread.complete(true);
+                    }
+                });
+                polling.set(true);
+                handle.runOnWaitingThread();
+            }
+            assertThat(closedFromWaitingThread).isCompletedWithValue(true);
+            assertThat(active.details().get("serving")).isEqualTo(false);
+        } finally {
+            for (AutoCloseable closeable : cleanup) {
+                closeable.close();
+            }
+            cleanup.clear();
+            active.close();
+            passive.close();
+            loopOnly.close();
         }
-        assertThat(closedFromWaitingThread).isCompletedWithValue(true);
-        assertThat(active.details().get("serving")).isEqualTo(false);
     }
 
     @Test
