@@ -2,10 +2,14 @@ package io.nixlconnect.sample.dynamo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.nixlconnect.dynamo.EtcdServer;
+import io.nixlconnect.dynamo.PythonProcess;
+import io.nixlconnect.dynamo.RequiredEnvironment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -51,6 +55,7 @@ class DynamoSamplePythonTests {
     /** Both sides in one Dynamo deployment: the Python options and the Java side's DYN_* variables. */
     private void discovery(String backend) throws Exception {
         RequiredEnvironment.require("NIXL_LIBRARY_DIR", "the Java side reads and serves through NIXL (.ci/nixl-setup.sh)");
+        RequiredEnvironment.require("NIXL_PYTHON_PATH", "Python's nixl_connect needs NIXL's Python package (.ci/nixl-setup.sh)");
         javaEnvironment.addAll(List.of("--DYN_DISCOVERY_BACKEND=" + backend, "--DYN_TCP_RPC_HOST=127.0.0.1",
                 "--nixl.connect.backend=nixl", "--sample.dynamo.timeout=120s"));
         if (backend.equals("file")) {
@@ -69,7 +74,7 @@ class DynamoSamplePythonTests {
         List<String> all = new ArrayList<>(List.of(args));
         all.addAll(pythonDiscovery);
         all.addAll(List.of("--host", "127.0.0.1"));
-        PythonProcess process = PythonProcess.start(name, script, all);
+        PythonProcess process = PythonProcess.start(name, script, Map.of(), all);
         toClose.add(0, process);
         return process;
     }
