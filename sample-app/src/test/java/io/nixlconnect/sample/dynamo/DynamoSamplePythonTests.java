@@ -2,6 +2,7 @@ package io.nixlconnect.sample.dynamo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.nixlconnect.dynamo.ClosedAfterEach;
 import io.nixlconnect.dynamo.EtcdServer;
 import io.nixlconnect.dynamo.PythonProcess;
 import io.nixlconnect.dynamo.RequiredEnvironment;
@@ -12,10 +13,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -41,16 +42,10 @@ class DynamoSamplePythonTests {
     @TempDir
     Path dir;
 
-    private final List<AutoCloseable> toClose = new ArrayList<>();
+    @RegisterExtension
+    final ClosedAfterEach closed = new ClosedAfterEach();
     private final List<String> pythonDiscovery = new ArrayList<>();
     private final List<String> javaEnvironment = new ArrayList<>();
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (AutoCloseable closeable : toClose) {
-            closeable.close();
-        }
-    }
 
     /** Both sides in one Dynamo deployment: the Python options and the Java side's DYN_* variables. */
     private void discovery(String backend) throws Exception {
@@ -63,8 +58,7 @@ class DynamoSamplePythonTests {
             pythonDiscovery.addAll(List.of("--discovery", "file", "--file-kv", kv.toString()));
             javaEnvironment.add("--DYN_FILE_KV=" + kv);
         } else {
-            EtcdServer etcd = new EtcdServer(dir.resolve("etcd"));
-            toClose.add(0, etcd);
+            EtcdServer etcd = closed.later(new EtcdServer(dir.resolve("etcd")));
             pythonDiscovery.addAll(List.of("--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString()));
             javaEnvironment.add("--ETCD_ENDPOINTS=" + etcd.endpoint);
         }
@@ -74,9 +68,7 @@ class DynamoSamplePythonTests {
         List<String> all = new ArrayList<>(List.of(args));
         all.addAll(pythonDiscovery);
         all.addAll(List.of("--host", "127.0.0.1"));
-        PythonProcess process = PythonProcess.start(name, script, Map.of(), all);
-        toClose.add(0, process);
-        return process;
+        return closed.later(PythonProcess.start(name, script, Map.of(), all));
     }
 
     @ParameterizedTest(name = "{0} discovery")
