@@ -31,7 +31,7 @@ if [[ -n "${BASELINE:-}" ]]; then
   baseline="$(mktemp -d)/baseline"
   git worktree add -q --detach "$baseline" "$BASELINE"
   trap 'git worktree remove --force "$baseline"' EXIT
-  cp nixl-connect-benchmarks/src/main/java/io/nixlconnect/benchmarks/PeerFleetBenchmark.java \
+  cp nixl-connect-benchmarks/src/main/java/io/nixlconnect/benchmarks/{PeerFleetBenchmark,ChildJvms}.java \
      "$baseline/nixl-connect-benchmarks/src/main/java/io/nixlconnect/benchmarks/"
   build "$baseline"
   trees+=("before:$baseline")
