@@ -28,17 +28,12 @@ Prints "RESULT name=... key=value ..." lines, one per measurement, and a human s
 import argparse
 import os
 import shlex
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-WORKER = os.path.join(ROOT, "interop", "dynamo_worker.py")
-CLIENT = os.path.join(ROOT, "interop", "dynamo_client.py")
+from dynamo_process import CLIENT, WORKER, Process
 
 
 def parse_args(argv):
@@ -66,42 +61,6 @@ def parse_args(argv):
     return args
 
 
-class Worker:
-    """interop/dynamo_worker.py in its own process, until stop()."""
-
-    def __init__(self, args, endpoint, mode, extra):
-        command = [args.python, WORKER, "--endpoint", endpoint, "--mode", mode, "--file-kv", args.file_kv,
-                   "--quiet"] + extra
-        self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.stderr, text=True)
-        self.lines = []
-        self.ready = threading.Event()
-        threading.Thread(target=self.read, daemon=True).start()
-        if not self.ready.wait(120) or not self.lines or not self.lines[-1].startswith("READY"):
-            self.stop()
-            raise RuntimeError("worker %s did not start: %s" % (endpoint, self.output()))
-
-    def read(self):
-        for line in self.process.stdout:
-            self.lines.append(line.rstrip("\n"))
-            if line.startswith(("READY", "FAILED")):
-                self.ready.set()
-        self.ready.set()
-
-    def output(self):
-        self.stderr.seek(0)
-        return "\n".join(self.lines) + "\n" + self.stderr.read().decode("utf-8", "replace")[-2000:]
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)  # the worker deregisters, prints DONE and ends
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
 def run_client(args, endpoint, requests, warmup, concurrency, read, request="{}"):
     if args.client_cmd:
         command = shlex.split(args.client_cmd.format(endpoint=endpoint, file_kv=args.file_kv, requests=requests,
@@ -126,7 +85,9 @@ def run_client(args, endpoint, requests, warmup, concurrency, read, request="{}"
 
 
 def measure(args, name, endpoint, mode, worker_extra, **client):
-    worker = None if args.external_worker else Worker(args, endpoint, mode, worker_extra)
+    worker = None if args.external_worker else Process(
+        [args.python, WORKER, "--endpoint", endpoint, "--mode", mode, "--file-kv", args.file_kv, "--quiet"]
+        + worker_extra, "worker %s" % endpoint)
     try:
         return run_client(args, endpoint, **client)
     finally:

@@ -24,17 +24,12 @@ import argparse
 import os
 import shlex
 import math
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-WORKER = os.path.join(ROOT, "interop", "dynamo_worker.py")
-CLIENT = os.path.join(ROOT, "interop", "dynamo_client.py")
+from dynamo_process import CLIENT, WORKER, Process
 
 
 def parse_args(argv):
@@ -62,41 +57,6 @@ def parse_args(argv):
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
-
-
-class Process:
-    """A worker in its own process until stop(), READY awaited."""
-
-    def __init__(self, command, name):
-        self.name = name
-        self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.stderr, text=True)
-        self.lines = []
-        self.ready = threading.Event()
-        threading.Thread(target=self.read, daemon=True).start()
-        if not self.ready.wait(180) or not any(line.startswith("READY") for line in self.lines):
-            self.stop()
-            raise RuntimeError("%s did not start: %s" % (name, self.output()))
-
-    def read(self):
-        for line in self.process.stdout:
-            self.lines.append(line.rstrip("\n"))
-            if line.startswith("READY"):
-                self.ready.set()
-        self.ready.set()
-
-    def output(self):
-        self.stderr.seek(0)
-        return "\n".join(self.lines) + "\n" + self.stderr.read().decode("utf-8", "replace")[-2000:]
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)  # deregisters, then ends
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
 
 
 def python_client(args, endpoint, kv, requests, warmup, concurrency, request, read):

@@ -37,7 +37,7 @@ if [[ -n "${BASELINE:-}" ]]; then
   baseline="$(mktemp -d)/baseline"
   git worktree add -q --detach "$baseline" "$BASELINE"
   trap 'git worktree remove --force "$baseline"' EXIT
-  cp nixl-connect-benchmarks/src/main/java/io/nixlconnect/benchmarks/PeerFleetBenchmark.java \
+  cp nixl-connect-benchmarks/src/main/java/io/nixlconnect/benchmarks/{PeerFleetBenchmark,ChildJvms}.java \
      "$baseline/nixl-connect-benchmarks/src/main/java/io/nixlconnect/benchmarks/"
   build "$baseline"
   labels+=("before"); trees+=("$baseline"); extras+=("")

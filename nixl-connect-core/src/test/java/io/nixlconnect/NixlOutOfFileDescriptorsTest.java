@@ -64,8 +64,9 @@ class NixlOutOfFileDescriptorsTest {
             assertThat(consumer.sendAndNext("hog", "HOGGED ")).startsWith("HOGGED ");
             String failed = consumer.sendAndNext("read " + fresh, "READ ");
             assertThat(failed).startsWith("READ failed")
-                    .contains("File descriptors ran out")
-                    .contains("limit of " + LIMIT + " file descriptors are open (ulimit -n)")
+                    .contains("UCX could not open a connection to the peer because the process ran out of file"
+                            + " descriptors")
+                    .contains("limit " + LIMIT + " (ulimit -n")
                     .contains("UCX's log: " + ucxLog)
                     .doesNotContain("UCX_TLS");
             assertThat(consumer.sendAndNext("release", "RELEASED")).isEqualTo("RELEASED");

@@ -14,7 +14,7 @@ import org.springframework.context.SmartLifecycle;
  * <p>Its phase is below the web server's, so on shutdown the web server drains its requests first (they may
  * be waiting on transfers) and the connector stops after; at start-up it is serving before requests arrive.
  */
-public final class NixlConnectorLifecycle implements SmartLifecycle {
+public final class NixlConnectorLifecycle extends DrainingLifecycle {
 
     /** Lower than the web server's lifecycles ({@code DEFAULT_PHASE - 2048} and {@code - 1024}). */
     public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
@@ -23,55 +23,23 @@ public final class NixlConnectorLifecycle implements SmartLifecycle {
 
     private final Connector connector;
     private final Duration gracePeriod;
-    private volatile boolean running;
 
     public NixlConnectorLifecycle(Connector connector, Duration gracePeriod) {
+        super(PHASE, "nixl-connect-shutdown");
         this.connector = connector;
         this.gracePeriod = gracePeriod;
     }
 
     @Override
-    public void start() {
+    protected void starting() {
         if (!connector.isAccepting()) {
             throw new IllegalStateException(connector + " was shut down and cannot be restarted");
         }
-        running = true;
-    }
-
-    /**
-     * Stops on its own thread and tells Boot when done, so Boot's {@code spring.lifecycle.timeout-per-shutdown-phase}
-     * bounds the wait and other beans of this phase stop meanwhile. Keep the grace period below that timeout:
-     * past it, Boot moves on and the context closes the connector, cancelling what is still in flight.
-     */
-    @Override
-    public void stop(Runnable callback) {
-        if (!running) {
-            callback.run();
-            return;
-        }
-        running = false;
-        Thread stopper = new Thread(() -> {
-            try {
-                shutdown();
-            } finally {
-                callback.run();
-            }
-        }, "nixl-connect-shutdown");
-        stopper.setDaemon(true);
-        stopper.start();
-    }
-
-    @Override
-    public void stop() {
-        if (!running) {
-            return;
-        }
-        running = false;
-        shutdown();
     }
 
     /** One log line when draining begins, one when it ends. */
-    private void shutdown() {
+    @Override
+    protected void shutdown() {
         int inFlight = connector.inFlightOperations();
         log.info("Stopping {}: refusing new operations, waiting up to {} for {} in flight", connector, gracePeriod,
                 inFlight);
@@ -83,15 +51,5 @@ public final class NixlConnectorLifecycle implements SmartLifecycle {
             log.warn("Stopped {} after the grace period of {}: operations still in flight were cancelled", connector,
                     gracePeriod);
         }
-    }
-
-    @Override
-    public boolean isRunning() {
-        return running;
-    }
-
-    @Override
-    public int getPhase() {
-        return PHASE;
     }
 }

@@ -6,14 +6,11 @@ import io.nixlconnect.ConnectorOptions;
 import io.nixlconnect.transport.embedded.EmbeddedSettings;
 import io.nixlconnect.transport.nixl.NixlSettings;
 import java.io.IOException;
-import java.io.InputStream;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Every {@code nixl.connect.*} default is the library's (as Spring Boot's {@code RabbitPropertiesTests} checks its
@@ -92,7 +89,7 @@ class NixlConnectPropertiesTests {
 
     @Test
     void configurationMetadataShowsTheLibraryDefaults() throws IOException {
-        Map<String, JsonNode> defaults = metadataDefaults();
+        Map<String, JsonNode> defaults = ConfigurationMetadata.defaults();
         assertThat(defaults.get("nixl.connect.backend").asString()).isEqualTo(properties.getBackend());
         assertThat(defaults.get("nixl.connect.embedded.bind-address").asString())
                 .isEqualTo(EmbeddedSettings.DEFAULT_BIND_ADDRESS);
@@ -126,21 +123,5 @@ class NixlConnectPropertiesTests {
                 .isEqualTo(ConnectorOptions.DEFAULT_OPERATION_TIMEOUT.toSeconds() + "s");
         List<String> backends = defaults.get("nixl.connect.nixl.backends").valueStream().map(JsonNode::asString).toList();
         assertThat(backends).isEqualTo(NixlSettings.DEFAULT_BACKENDS);
-    }
-
-    /** Defaults from the metadata the configuration processor merged with the additional metadata. */
-    private static Map<String, JsonNode> metadataDefaults() throws IOException {
-        try (InputStream in = NixlConnectPropertiesTests.class.getResourceAsStream(
-                "/META-INF/spring-configuration-metadata.json")) {
-            assertThat(in).as("generated configuration metadata").isNotNull();
-            JsonNode root = JsonMapper.builder().build().readTree(in);
-            Map<String, JsonNode> defaults = new HashMap<>();
-            for (JsonNode property : root.get("properties")) {
-                if (property.has("defaultValue")) {
-                    defaults.put(property.get("name").asString(), property.get("defaultValue"));
-                }
-            }
-            return defaults;
-        }
     }
 }

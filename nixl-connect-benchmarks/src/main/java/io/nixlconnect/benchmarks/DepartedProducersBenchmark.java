@@ -162,10 +162,8 @@ public final class DepartedProducersBenchmark {
         private final PrintStream commands;
 
         ProducerJvm() throws IOException {
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                    .toString(), "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                    "-cp", System.getProperty("java.class.path"), DepartedProducersBenchmark.class.getName(),
-                    "producers"));
+            List<String> command = ChildJvms.command(DepartedProducersBenchmark.class,
+                    List.of("-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"), "producers");
             process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             lines = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             commands = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);

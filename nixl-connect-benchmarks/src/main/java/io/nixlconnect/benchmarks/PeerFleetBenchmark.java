@@ -184,16 +184,10 @@ public final class PeerFleetBenchmark {
 
     private static Process startProducers(int jvm, int perJvm, int size, String backend,
             List<BlockingQueue<String>> published, CountDownLatch ready) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx512m"));
-        for (String property : BenchmarkOptions.FORWARDED) {
-            String value = System.getProperty(property);
-            if (value != null) {
-                command.add("-D" + property + "=" + value);
-            }
-        }
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), PeerFleetBenchmark.class.getName(),
-                "producers", backend, Integer.toString(perJvm), Integer.toString(size)));
+        List<String> options = new ArrayList<>(List.of("-Xmx512m"));
+        options.addAll(ChildJvms.forwardedProperties());
+        List<String> command = ChildJvms.command(PeerFleetBenchmark.class, options, "producers", backend,
+                Integer.toString(perJvm), Integer.toString(size));
         Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),

@@ -65,13 +65,11 @@ final class SoakChild {
      * {@link #CRASH_DIR}, and {@code options} (heap size, system properties).
      */
     static SoakChild java(Class<?> main, List<String> options, String... arguments) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:ErrorFile=" + CRASH_DIR.resolve("hs_err_pid%p.log"), "-Dsoak.crashDir=" + CRASH_DIR,
+        List<String> all = new ArrayList<>(List.of("--enable-native-access=ALL-UNNAMED",
+                "-XX:ErrorFile=" + CRASH_DIR.resolve("hs_err_pid%p.log"), "-Dsoak.crashDir=" + CRASH_DIR,
                 "-Dnixl.library.path=" + System.getProperty("nixl.library.path", System.getenv("NIXL_LIBRARY_DIR"))));
-        command.addAll(options);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
-        command.addAll(List.of(arguments));
-        return start(new ProcessBuilder(command));
+        all.addAll(options);
+        return start(new ProcessBuilder(ChildJvms.command(main, all, arguments)));
     }
 
     /**

@@ -16,7 +16,6 @@ import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -72,24 +71,17 @@ public final class TransferBenchmark {
     public static void main(String[] args) throws Exception {
         String backend = args.length > 0 ? args[0] : "embedded";
         long maxSize = args.length > 1 ? Long.parseLong(args[1]) : 1L << 30;
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // Native access for JNA: Java 24+ warns without it, 17 accepts it.
-        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp",
-                System.getProperty("java.class.path")));
-        command.add("-Dbench.hugepages=" + BenchmarkBuffer.hugePagesRequested());
-        command.add("-D" + BenchmarkOptions.SAME_HOST_COPY_PROPERTY + "=" + BenchmarkOptions.sameHostCopy());
-        command.add("-D" + BenchmarkOptions.TCP_STREAMS_PROPERTY + "=" + BenchmarkOptions.tcpStreams());
+        List<String> options = new ArrayList<>(List.of("--enable-native-access=ALL-UNNAMED", "-Xmx256m"));
+        options.add("-Dbench.hugepages=" + BenchmarkBuffer.hugePagesRequested());
+        options.add("-D" + BenchmarkOptions.SAME_HOST_COPY_PROPERTY + "=" + BenchmarkOptions.sameHostCopy());
+        options.add("-D" + BenchmarkOptions.TCP_STREAMS_PROPERTY + "=" + BenchmarkOptions.tcpStreams());
         if (BenchmarkOptions.nixlLibraryDir() != null) {
-            command.add("-D" + BenchmarkOptions.LIBRARY_PATH_PROPERTY + "=" + BenchmarkOptions.nixlLibraryDir());
+            options.add("-D" + BenchmarkOptions.LIBRARY_PATH_PROPERTY + "=" + BenchmarkOptions.nixlLibraryDir());
         }
-        for (String property : BenchmarkOptions.FORWARDED) {
-            if (!property.equals(BenchmarkOptions.LIBRARY_PATH_PROPERTY) && System.getProperty(property) != null) {
-                command.add("-D" + property + "=" + System.getProperty(property));
-            }
-        }
-        command.add(BenchmarkPeer.class.getName());
-        command.add(backend);
-        Process peer = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        options.addAll(ChildJvms.forwardedProperties(BenchmarkOptions.LIBRARY_PATH_PROPERTY));
+        Process peer = new ProcessBuilder(ChildJvms.command(BenchmarkPeer.class, options, backend))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try (Connector connector = new Connector(BenchmarkOptions.connector("bench-reader", backend).build())) {
             TransferBenchmark bench = new TransferBenchmark(peer);
             System.out.println("peer: " + bench.expect("READY") + "; reader: " + connector.backendName()

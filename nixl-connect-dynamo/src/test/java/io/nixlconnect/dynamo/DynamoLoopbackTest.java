@@ -5,13 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Java calls Java over the real request plane, found through file discovery in a temporary directory. */
@@ -20,29 +19,18 @@ class DynamoLoopbackTest {
     @TempDir
     Path kv;
 
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    private <T extends AutoCloseable> T closeLater(T closeable) {
-        toClose.add(0, closeable);
-        return closeable;
-    }
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (AutoCloseable closeable : toClose) {
-            closeable.close();
-        }
-    }
+    @RegisterExtension
+    final ClosedAfterEach closed = new ClosedAfterEach();
 
     @Test
     void aCallStreamsTheHandlersResponsesInOrder() {
-        DynamoRuntime worker = closeLater(TestRuntimes.fileRuntime(kv));
+        DynamoRuntime worker = closed.later(TestRuntimes.fileRuntime(kv));
         worker.serve("demo.echo.generate", (request, responder) -> {
             for (long i = 0; i < 3; i++) {
                 responder.send(Map.of("i", i, "echo", request.payload()));
             }
         });
-        DynamoRuntime caller = closeLater(TestRuntimes.fileRuntime(kv));
+        DynamoRuntime caller = closed.later(TestRuntimes.fileRuntime(kv));
         DynamoClient client = caller.client("demo.echo.generate");
         client.waitForInstances(Duration.ofSeconds(10));
         try (ResponseStream stream = client.call(Map.of("x", 1L))) {
@@ -58,12 +46,12 @@ class DynamoLoopbackTest {
 
     @Test
     void aHandlerThatThrowsFailsTheCallWithItsMessage() {
-        DynamoRuntime worker = closeLater(TestRuntimes.fileRuntime(kv));
+        DynamoRuntime worker = closed.later(TestRuntimes.fileRuntime(kv));
         worker.serve("demo.fail.generate", (request, responder) -> {
             responder.send("first");
             throw new IllegalStateException("boom from the handler");
         });
-        DynamoRuntime caller = closeLater(TestRuntimes.fileRuntime(kv));
+        DynamoRuntime caller = closed.later(TestRuntimes.fileRuntime(kv));
         DynamoClient client = caller.client("demo.fail.generate");
         client.waitForInstances(Duration.ofSeconds(10));
         ResponseStream stream = client.call("x");
@@ -77,7 +65,8 @@ class DynamoLoopbackTest {
 
     @Test
     void overloadIsRefusedWithDynamosWords() throws Exception {
-        DynamoRuntime worker = closeLater(DynamoRuntime.start(TestRuntimes.file(kv).maxConcurrentRequests(1).build()));
+        DynamoRuntime worker =
+                closed.later(DynamoRuntime.start(TestRuntimes.file(kv).maxConcurrentRequests(1).build()));
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         worker.serve("demo.slow.generate", (request, responder) -> {
@@ -85,7 +74,7 @@ class DynamoLoopbackTest {
             release.await(30, TimeUnit.SECONDS);
             responder.send("done");
         });
-        DynamoRuntime caller = closeLater(TestRuntimes.fileRuntime(kv));
+        DynamoRuntime caller = closed.later(TestRuntimes.fileRuntime(kv));
         DynamoClient client = caller.client("demo.slow.generate");
         client.waitForInstances(Duration.ofSeconds(10));
         ResponseStream first = client.call(1L);
@@ -103,12 +92,12 @@ class DynamoLoopbackTest {
         Map<String, Object> value = Map.of("text", "héllo", "n", -5L, "f", 2.5, "b", true, "list", List.of(1L, "two"));
         for (PayloadCodec codec : PayloadCodec.values()) {
             Path dir = kv.resolve(codec.name());
-            DynamoRuntime worker = closeLater(DynamoRuntime.start(TestRuntimes.file(dir).servedCodec(codec).build()));
+            DynamoRuntime worker = closed.later(DynamoRuntime.start(TestRuntimes.file(dir).servedCodec(codec).build()));
             worker.serve("demo.echo.generate", (request, responder) -> {
                 assertThat(request.codec()).isEqualTo(codec);
                 responder.send(request.payload());
             });
-            DynamoRuntime caller = closeLater(TestRuntimes.fileRuntime(dir));
+            DynamoRuntime caller = closed.later(TestRuntimes.fileRuntime(dir));
             DynamoClient client = caller.client("demo.echo.generate");
             assertThat(client.waitForInstances(Duration.ofSeconds(10)).get(0).codec()).isEqualTo(codec);
             try (ResponseStream stream = client.call(value)) {
@@ -119,8 +108,9 @@ class DynamoLoopbackTest {
 
     @Test
     void listenersHearEachCallAndRequestEndPerEndpoint() throws Exception {
-        DynamoRuntime worker = closeLater(DynamoRuntime.start(TestRuntimes.file(kv).maxConcurrentRequests(1).build()));
-        DynamoRuntime caller = closeLater(TestRuntimes.fileRuntime(kv));
+        DynamoRuntime worker =
+                closed.later(DynamoRuntime.start(TestRuntimes.file(kv).maxConcurrentRequests(1).build()));
+        DynamoRuntime caller = closed.later(TestRuntimes.fileRuntime(kv));
         List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
         java.util.Set<String> started = java.util.concurrent.ConcurrentHashMap.newKeySet();
         DynamoListener listener = new DynamoListener() {

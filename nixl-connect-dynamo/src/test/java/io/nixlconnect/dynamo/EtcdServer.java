@@ -10,14 +10,17 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
-/** A real etcd ({@code ETCD_BINARY}, Debian's etcd-server from .ci/etcd-setup.sh) on loopback, free ports. */
-final class EtcdServer implements AutoCloseable {
+/**
+ * A real etcd ({@code ETCD_BINARY}, Debian's etcd-server from .ci/etcd-setup.sh) on loopback, free ports. Public, in
+ * this module's test jar, for the sample app's Dynamo tests too.
+ */
+public final class EtcdServer implements AutoCloseable {
 
     private final Process process;
-    final URI endpoint;
+    public final URI endpoint;
     private final Path log;
 
-    EtcdServer(Path directory) throws IOException, InterruptedException {
+    public EtcdServer(Path directory) throws IOException, InterruptedException {
         String binary = RequiredEnvironment.require("ETCD_BINARY", "the etcd discovery tests need a real etcd");
         int client = freePort();
         int peer = freePort();
@@ -32,13 +35,13 @@ final class EtcdServer implements AutoCloseable {
         // etcd reads every ETCD_* variable as a flag: the setup's ETCD_BINARY / ETCD_VERSION would be refused.
         builder.environment().keySet().removeIf(name -> name.startsWith("ETCD"));
         process = builder.start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (!answers()) {
             if (!process.isAlive() || System.nanoTime() > deadline) {
                 close();
                 throw new IllegalStateException("etcd did not start: " + Files.readString(log));
             }
-            Thread.sleep(50);
+            Thread.sleep(50); // polling a process we do not control: it says nothing when it is ready
         }
     }
 

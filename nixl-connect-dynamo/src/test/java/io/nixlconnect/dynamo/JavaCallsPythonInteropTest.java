@@ -21,10 +21,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -42,24 +42,13 @@ class JavaCallsPythonInteropTest {
     @TempDir
     Path kv;
 
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (AutoCloseable closeable : toClose) {
-            closeable.close();
-        }
-    }
-
-    private <T extends AutoCloseable> T later(T closeable) {
-        toClose.add(0, closeable);
-        return closeable;
-    }
+    @RegisterExtension
+    final ClosedAfterEach closed = new ClosedAfterEach();
 
     private PythonProcess worker(String endpoint, Map<String, String> env, String... args) throws Exception {
         List<String> all = new ArrayList<>(List.of("--endpoint", endpoint, "--file-kv", kv.toString()));
         all.addAll(Arrays.asList(args));
-        PythonProcess worker = later(PythonProcess.start("worker " + endpoint, "dynamo_worker.py", env, all));
+        PythonProcess worker = closed.later(PythonProcess.start("worker " + endpoint, "dynamo_worker.py", env, all));
         worker.await("READY", START);
         return worker;
     }
@@ -69,7 +58,7 @@ class JavaCallsPythonInteropTest {
     }
 
     private DynamoClient client(String endpoint) {
-        DynamoRuntime runtime = later(TestRuntimes.fileRuntime(kv));
+        DynamoRuntime runtime = closed.later(TestRuntimes.fileRuntime(kv));
         DynamoClient client = runtime.client(endpoint);
         client.waitForInstances(Duration.ofSeconds(120));
         return client;
@@ -190,12 +179,12 @@ class JavaCallsPythonInteropTest {
 
     @Test
     void etcdDiscoveryFindsAPythonWorker() throws Exception {
-        EtcdServer etcd = later(new EtcdServer(kv.resolve("etcd")));
-        PythonProcess worker = later(PythonProcess.start("etcd worker", "dynamo_worker.py", Map.of(), List.of(
+        EtcdServer etcd = closed.later(new EtcdServer(kv.resolve("etcd")));
+        PythonProcess worker = closed.later(PythonProcess.start("etcd worker", "dynamo_worker.py", Map.of(), List.of(
                 "--endpoint", "interop.etcd.generate", "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(),
                 "--mode", "echo")));
         String ready = worker.await("READY", START);
-        DynamoRuntime runtime = later(DynamoRuntime.start(etcd.settings(Duration.ofSeconds(10)).build()));
+        DynamoRuntime runtime = closed.later(DynamoRuntime.start(etcd.settings(Duration.ofSeconds(10)).build()));
         DynamoClient client = runtime.client("interop.etcd.generate");
         DynamoInstance instance = client.waitForInstances(Duration.ofSeconds(120)).get(0);
         assertThat(instance.instanceIdHex()).isEqualTo(PythonProcess.field(ready, "instance"));
@@ -209,7 +198,7 @@ class JavaCallsPythonInteropTest {
     private Connector nixlConnector() {
         String library = RequiredEnvironment.require("NIXL_LIBRARY_DIR",
                 "reading a Python worker's tensor needs the NIXL backend (.ci/nixl-setup.sh)");
-        return later(new Connector(ConnectorOptions.builder().workerId("java-dynamo-caller")
+        return closed.later(new Connector(ConnectorOptions.builder().workerId("java-dynamo-caller")
                 .transports(NixlSettings.defaults().withLibraryDir(Path.of(library)))
                 .operationTimeout(Duration.ofSeconds(120)).build()));
     }

@@ -82,7 +82,11 @@ class PayloadCodecTest {
         empty.put("descriptors", List.of());
         assertThatThrownBy(() -> DynamoValues.toRdmaMetadata(empty))
                 .isInstanceOf(InvalidMetadataException.class).hasMessageContaining("descriptors");
-        assertThatThrownBy(() -> DynamoValues.toRdmaMetadata("text")).isInstanceOf(InvalidMetadataException.class);
+        assertThatThrownBy(() -> DynamoValues.toRdmaMetadata("secret-text")).isInstanceOf(InvalidMetadataException.class)
+                .hasMessageContaining("must be a map, was a string").hasMessageNotContaining("secret-text");
+        assertThatThrownBy(() -> DynamoValues.toRdmaMetadata(List.of("secret-text")))
+                .hasMessageContaining("was a list").hasMessageNotContaining("secret-text");
+        assertThatThrownBy(() -> DynamoValues.toRdmaMetadata(new byte[] {1})).hasMessageContaining("was bytes");
     }
 
     @Test

@@ -23,10 +23,10 @@ import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -44,22 +44,11 @@ class PythonCallsJavaInteropTest {
     @TempDir
     Path kv;
 
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (AutoCloseable closeable : toClose) {
-            closeable.close();
-        }
-    }
-
-    private <T extends AutoCloseable> T later(T closeable) {
-        toClose.add(0, closeable);
-        return closeable;
-    }
+    @RegisterExtension
+    final ClosedAfterEach closed = new ClosedAfterEach();
 
     private DynamoRuntime worker(DynamoSettings.Builder settings) {
-        return later(DynamoRuntime.start(settings.build()));
+        return closed.later(DynamoRuntime.start(settings.build()));
     }
 
     private PythonProcess client(String endpoint, String... args) throws Exception {
@@ -67,7 +56,7 @@ class PythonCallsJavaInteropTest {
         List<String> all = new ArrayList<>(List.of("--endpoint", endpoint, "--file-kv", kv.toString(),
                 "--wait-timeout", "120", "--timeout", "120"));
         all.addAll(List.of(args));
-        return later(PythonProcess.start("client " + endpoint, "dynamo_client.py", Map.of(), all));
+        return closed.later(PythonProcess.start("client " + endpoint, "dynamo_client.py", Map.of(), all));
     }
 
     @Test
@@ -148,10 +137,10 @@ class PythonCallsJavaInteropTest {
 
     @Test
     void pythonFindsAJavaWorkerThroughEtcd() throws Exception {
-        EtcdServer etcd = later(new EtcdServer(kv.resolve("etcd")));
+        EtcdServer etcd = closed.later(new EtcdServer(kv.resolve("etcd")));
         DynamoRuntime worker = worker(etcd.settings(Duration.ofSeconds(10)));
         ServedEndpoint served = worker.serve("jinterop.etcd.generate", DynamoHandler.unary(payload -> payload));
-        PythonProcess client = later(PythonProcess.start("etcd client", "dynamo_client.py", Map.of(), List.of(
+        PythonProcess client = closed.later(PythonProcess.start("etcd client", "dynamo_client.py", Map.of(), List.of(
                 "--endpoint", "jinterop.etcd.generate", "--discovery", "etcd", "--etcd-endpoints",
                 etcd.endpoint.toString(), "--requests", "2", "--wait-timeout", "120")));
         assertThat(PythonProcess.field(client.await("INSTANCES", WAIT), "ids"))
@@ -164,7 +153,7 @@ class PythonCallsJavaInteropTest {
     private Connector nixlConnector() {
         String library = RequiredEnvironment.require("NIXL_LIBRARY_DIR",
                 "serving a tensor to a Python reader needs the NIXL backend (.ci/nixl-setup.sh)");
-        return later(new Connector(ConnectorOptions.builder().workerId("java-dynamo-worker")
+        return closed.later(new Connector(ConnectorOptions.builder().workerId("java-dynamo-worker")
                 .transports(NixlSettings.defaults().withLibraryDir(Path.of(library)))
                 .operationTimeout(Duration.ofSeconds(120)).build()));
     }
@@ -271,19 +260,19 @@ class PythonCallsJavaInteropTest {
 
     @Test
     void aSigkilledJavaWorkerBreaksItsStreamAndItsLeaseExpiresSoPythonStopsRoutingToIt() throws Exception {
-        EtcdServer etcd = later(new EtcdServer(kv.resolve("etcd")));
+        EtcdServer etcd = closed.later(new EtcdServer(kv.resolve("etcd")));
         String endpoint = "jinterop.mortal.generate";
         Process doomed = javaWorker(etcd.endpoint.toString(), endpoint, "slow", 3);
-        later(doomed::destroyForcibly);
+        closed.later(doomed::destroyForcibly);
         String doomedId = awaitReady(doomed);
         DynamoRuntime survivor = worker(etcd.settings(Duration.ofSeconds(10)));
         ServedEndpoint alive = survivor.serve(endpoint, DynamoHandler.unary(payload -> "survivor"));
         String aliveId = Long.toHexString(alive.instanceId());
 
-        PythonProcess streaming = later(PythonProcess.start("streaming client", "dynamo_client.py", Map.of(), List.of(
-                "--endpoint", endpoint, "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(),
-                "--wait-instances", "2", "--router", "direct", "--instance", doomedId, "--timeout", "120",
-                "--wait-timeout", "120")));
+        PythonProcess streaming = closed.later(PythonProcess.start("streaming client", "dynamo_client.py", Map.of(),
+                List.of("--endpoint", endpoint, "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(),
+                        "--wait-instances", "2", "--router", "direct", "--instance", doomedId, "--timeout", "120",
+                        "--wait-timeout", "120")));
         assertThat(PythonProcess.field(streaming.await("INSTANCES", WAIT), "ids").split(","))
                 .containsExactlyInAnyOrder(doomedId, aliveId);
         streaming.await("RESPONSE", WAIT);
@@ -302,9 +291,9 @@ class PythonCallsJavaInteropTest {
             lister.close();
         } while (ids.contains(doomedId) && System.nanoTime() < deadline);
         assertThat(ids).isEqualTo(aliveId);
-        PythonProcess client = later(PythonProcess.start("client", "dynamo_client.py", Map.of(), List.of("--endpoint",
-                endpoint, "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(), "--requests", "6",
-                "--wait-timeout", "120")));
+        PythonProcess client = closed.later(PythonProcess.start("client", "dynamo_client.py", Map.of(),
+                List.of("--endpoint", endpoint, "--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString(),
+                        "--requests", "6", "--wait-timeout", "120")));
         assertThat(client.await("SUMMARY", WAIT)).contains("ok=6 errors=0");
         assertThat(client.all("RESPONSE")).hasSize(6).allMatch(line -> line.endsWith("data=\"survivor\""));
     }

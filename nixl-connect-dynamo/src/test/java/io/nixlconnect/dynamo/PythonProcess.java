@@ -18,9 +18,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A Python worker or client on the real Dynamo runtime ({@code interop/dynamo_worker.py},
  * {@code interop/dynamo_client.py}), judged by the key=value lines it prints (the upstream runtime can crash at exit
- * where rdma-core is installed, so exit codes say little). Ended by its own PID.
+ * where rdma-core is installed, so exit codes say little). Ended by its own PID. Public, in this module's test jar, for
+ * the sample app's Dynamo tests too.
  */
-final class PythonProcess implements AutoCloseable {
+public final class PythonProcess implements AutoCloseable {
 
     private final String name;
     private final Process process;
@@ -37,9 +38,9 @@ final class PythonProcess implements AutoCloseable {
     }
 
     /** What the Python side needs: the runtime's path and python, and NIXL's for nixl_connect reads. */
-    static Map<String, String> environment() {
+    public static Map<String, String> environment() {
         String runtime = RequiredEnvironment.require("DYNAMO_RUNTIME_PATH",
-                "the request-plane interop tests need the real ai-dynamo-runtime 1.6.1 (.ci/dynamo-setup.sh)");
+                "the Dynamo interop tests need the real ai-dynamo-runtime 1.6.1 (.ci/dynamo-setup.sh)");
         String nixl = System.getenv("NIXL_PYTHON_PATH");
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PYTHONPATH", (nixl == null || nixl.isBlank() ? "" : nixl + java.io.File.pathSeparator) + runtime);
@@ -48,12 +49,12 @@ final class PythonProcess implements AutoCloseable {
         return env;
     }
 
-    static String python() {
+    public static String python() {
         String python = System.getenv("DYNAMO_RUNTIME_PYTHON");
         return python == null || python.isBlank() ? "python3" : python;
     }
 
-    static Path script(String file) {
+    public static Path script(String file) {
         for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
             Path candidate = dir.resolve("interop").resolve(file);
             if (Files.isRegularFile(candidate)) {
@@ -63,7 +64,8 @@ final class PythonProcess implements AutoCloseable {
         throw new IllegalStateException("interop/" + file + " not found above " + Path.of("").toAbsolutePath());
     }
 
-    static PythonProcess start(String name, String scriptFile, Map<String, String> extraEnv, List<String> args)
+    public static PythonProcess start(String name, String scriptFile, Map<String, String> extraEnv,
+            List<String> args)
             throws IOException {
         List<String> command = new ArrayList<>();
         command.add(python());
@@ -97,7 +99,7 @@ final class PythonProcess implements AutoCloseable {
     }
 
     /** The next line (after those already taken) starting with {@code prefix}; fails after {@code timeout}. */
-    synchronized String await(String prefix, Duration timeout) {
+    public synchronized String await(String prefix, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             for (int i = consumed; i < lines.size(); i++) {
@@ -129,7 +131,7 @@ final class PythonProcess implements AutoCloseable {
     }
 
     /** Every line starting with {@code prefix} so far. */
-    synchronized List<String> all(String prefix) {
+    public synchronized List<String> all(String prefix) {
         List<String> matching = new ArrayList<>();
         for (String line : lines) {
             if (line.startsWith(prefix + " ")) {
@@ -139,33 +141,33 @@ final class PythonProcess implements AutoCloseable {
         return matching;
     }
 
-    synchronized String output() {
+    public synchronized String output() {
         return output.toString();
     }
 
     /** Waits for the process to end by itself (a client that made its calls). */
-    void awaitExit(Duration timeout) throws InterruptedException {
+    public void awaitExit(Duration timeout) throws InterruptedException {
         if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
             fail(name + " did not end within " + timeout.toSeconds() + " s; it printed:\n" + output());
         }
     }
 
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
     /** The process ends at once, as a SIGKILL ends it. */
-    void kill() {
+    public void kill() {
         process.destroyForcibly();
     }
 
     /** SIGTERM: a worker leaves discovery and exits. */
-    void terminate() {
+    public void terminate() {
         process.destroy();
     }
 
     /** A {@code key=value} field of a line; {@code message} takes the rest of the line. */
-    static String field(String line, String key) {
+    public static String field(String line, String key) {
         int at = line.indexOf(" " + key + "=");
         if (at < 0) {
             throw new AssertionError("no " + key + "= in: " + line);

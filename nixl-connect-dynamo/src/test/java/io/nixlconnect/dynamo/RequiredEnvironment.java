@@ -5,15 +5,16 @@ import static org.junit.jupiter.api.Assertions.fail;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Tests that need something .ci/ installs (etcd, the Dynamo wheel) skip with the reason when it is missing on a
- * developer's machine, and fail under {@code CI=true}, where it must be there.
+ * Tests that need something .ci/ installs (etcd, the Dynamo wheel, NIXL) skip with the reason when it is missing on a
+ * developer's machine, and fail under {@code CI=true}, where it must be there. Public, in this module's test jar, for
+ * the sample app's Dynamo tests too.
  */
-final class RequiredEnvironment {
+public final class RequiredEnvironment {
 
     private RequiredEnvironment() {
     }
 
-    static String require(String variable, String what) {
+    public static String require(String variable, String what) {
         String value = System.getenv(variable);
         if (value == null || value.isBlank()) {
             String reason = variable + " is not set: " + what + " (scripts/test.sh sets it up through .ci/)";

@@ -1,5 +1,6 @@
 package io.nixlconnect.autoconfigure.dynamo;
 
+import io.nixlconnect.autoconfigure.DrainingLifecycle;
 import io.nixlconnect.autoconfigure.NixlConnectorLifecycle;
 import io.nixlconnect.dynamo.DynamoRuntime;
 import io.nixlconnect.dynamo.ServedEndpoint;
@@ -21,7 +22,7 @@ import org.springframework.context.SmartLifecycle;
  * shutdown web requests (which may call Dynamo endpoints) drain first, then Dynamo's requests (which may be
  * transferring through the connector), then the connector.
  */
-public final class DynamoRuntimeLifecycle implements SmartLifecycle {
+public final class DynamoRuntimeLifecycle extends DrainingLifecycle {
 
     /** Above the connector's ({@code DEFAULT_PHASE - 4096}), below the web server's ({@code - 2048}). */
     public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 3072;
@@ -31,10 +32,11 @@ public final class DynamoRuntimeLifecycle implements SmartLifecycle {
     private final DynamoRuntime runtime;
     private final List<DynamoEndpointRegistration> registrations;
     private final List<ServedEndpoint> served = new CopyOnWriteArrayList<>();
-    private volatile boolean running;
     private volatile boolean stopped;
 
+    /** Stopping waits up to {@code nixl.connect.dynamo.shutdown-grace}: keep it below Boot's shutdown-phase timeout. */
     public DynamoRuntimeLifecycle(DynamoRuntime runtime, List<DynamoEndpointRegistration> registrations) {
+        super(PHASE, "nixl-dynamo-shutdown");
         this.runtime = runtime;
         this.registrations = List.copyOf(registrations);
     }
@@ -45,14 +47,13 @@ public final class DynamoRuntimeLifecycle implements SmartLifecycle {
      * @throws IllegalStateException after a stop: a closed runtime cannot serve again
      */
     @Override
-    public void start() {
+    protected void starting() {
         if (stopped) {
             throw new IllegalStateException(runtime + " was shut down and cannot be restarted");
         }
         for (DynamoEndpointRegistration registration : registrations) {
             served.add(runtime.serve(registration.endpoint(), registration.handler()));
         }
-        running = true;
         if (!served.isEmpty()) {
             log.info("Serving {} on Dynamo ({} discovery)", served.stream().map(endpoint -> endpoint.endpoint()
                     + " as instance " + Long.toHexString(endpoint.instanceId())).collect(Collectors.joining(", ")),
@@ -60,37 +61,8 @@ public final class DynamoRuntimeLifecycle implements SmartLifecycle {
         }
     }
 
-    /**
-     * Stops on its own thread and tells Boot when done, so that {@code spring.lifecycle.timeout-per-shutdown-phase}
-     * bounds the wait; keep {@code nixl.connect.dynamo.shutdown-grace} below it.
-     */
     @Override
-    public void stop(Runnable callback) {
-        if (!running) {
-            callback.run();
-            return;
-        }
-        running = false;
-        Thread stopper = new Thread(() -> {
-            try {
-                shutdown();
-            } finally {
-                callback.run();
-            }
-        }, "nixl-dynamo-shutdown");
-        stopper.setDaemon(true);
-        stopper.start();
-    }
-
-    @Override
-    public void stop() {
-        if (running) {
-            running = false;
-            shutdown();
-        }
-    }
-
-    private void shutdown() {
+    protected void shutdown() {
         stopped = true;
         long inFlight = runtime.counters().requestsInFlight();
         log.info("Stopping {}: deregistering {} endpoint(s), waiting up to {} for {} request(s) in flight", runtime,
@@ -108,15 +80,5 @@ public final class DynamoRuntimeLifecycle implements SmartLifecycle {
     /** Whether it was stopped (the runtime is closed). */
     public boolean isStopped() {
         return stopped;
-    }
-
-    @Override
-    public boolean isRunning() {
-        return running;
-    }
-
-    @Override
-    public int getPhase() {
-        return PHASE;
     }
 }

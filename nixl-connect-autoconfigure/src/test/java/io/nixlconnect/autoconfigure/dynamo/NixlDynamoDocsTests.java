@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.nixlconnect.autoconfigure.ConfigurationMetadata;
 import io.nixlconnect.autoconfigure.NixlConnectAutoConfiguration;
 import io.nixlconnect.dynamo.DynamoClient;
 import io.nixlconnect.dynamo.DynamoRefusedException;
 import io.nixlconnect.dynamo.DynamoRuntime;
 import io.nixlconnect.dynamo.ResponseStream;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,7 +31,6 @@ import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.S
 import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * docs/configuration.md has a row for every {@code nixl.connect.dynamo.*} property and no other, and
@@ -55,12 +54,10 @@ class NixlDynamoDocsTests {
             documented.add(row.group(1));
         }
         Set<String> properties = new TreeSet<>();
-        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
-            for (JsonNode property : JsonMapper.builder().build().readTree(in).get("properties")) {
-                String name = property.get("name").asString();
-                if (name.startsWith("nixl.connect.dynamo.")) {
-                    properties.add(name);
-                }
+        for (JsonNode property : ConfigurationMetadata.properties()) {
+            String name = property.get("name").asString();
+            if (name.startsWith("nixl.connect.dynamo.")) {
+                properties.add(name);
             }
         }
         assertThat(properties).hasSize(21);

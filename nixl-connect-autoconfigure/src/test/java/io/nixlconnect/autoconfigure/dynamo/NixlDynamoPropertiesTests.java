@@ -3,11 +3,11 @@ package io.nixlconnect.autoconfigure.dynamo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.nixlconnect.autoconfigure.ConfigurationMetadata;
 import io.nixlconnect.dynamo.DiscoveryBackend;
 import io.nixlconnect.dynamo.DynamoSettings;
 import io.nixlconnect.dynamo.PayloadCodec;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,7 +21,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.mock.env.MockEnvironment;
 import org.springframework.util.unit.DataSize;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Every {@code nixl.connect.dynamo.*} default is the module's: unset, those a Dynamo variable covers are what
@@ -161,7 +160,7 @@ class NixlDynamoPropertiesTests {
 
     @Test
     void configurationMetadataShowsTheModuleDefaults() throws IOException {
-        Map<String, JsonNode> defaults = metadataDefaults();
+        Map<String, JsonNode> defaults = ConfigurationMetadata.defaults();
         assertThat(defaults.get("nixl.connect.dynamo.enabled").asBoolean()).isFalse();
         assertThat(duration(defaults, "file-kv-ttl")).isEqualTo(Duration.ofSeconds(DynamoSettings.DEFAULT_FILE_KV_TTL_SECONDS));
         assertThat(duration(defaults, "etcd-request-timeout")).isEqualTo(DynamoSettings.DEFAULT_ETCD_REQUEST_TIMEOUT);
@@ -187,20 +186,5 @@ class NixlDynamoPropertiesTests {
     private static Duration duration(Map<String, JsonNode> defaults, String name) {
         String text = defaults.get("nixl.connect.dynamo." + name).asString();
         return org.springframework.boot.convert.DurationStyle.detectAndParse(text);
-    }
-
-    private static Map<String, JsonNode> metadataDefaults() throws IOException {
-        try (InputStream in = NixlDynamoPropertiesTests.class.getResourceAsStream(
-                "/META-INF/spring-configuration-metadata.json")) {
-            assertThat(in).as("generated configuration metadata").isNotNull();
-            JsonNode root = JsonMapper.builder().build().readTree(in);
-            Map<String, JsonNode> defaults = new HashMap<>();
-            for (JsonNode property : root.get("properties")) {
-                if (property.has("defaultValue")) {
-                    defaults.put(property.get("name").asString(), property.get("defaultValue"));
-                }
-            }
-            return defaults;
-        }
     }
 }

@@ -223,15 +223,10 @@ final class NixlNativeLibrary {
         return null;
     }
 
-    /**
-     * The libc functions needed: {@code setenv}, so NIXL and UCX see what is set for them before they start, and
-     * {@code getrlimit}, to name an exhaustion of file descriptors ({@link FileDescriptors}).
-     */
+    /** The libc function needed: {@code setenv}, so NIXL and UCX see what is set for them before they start. */
     interface LibC extends Library {
         LibC INSTANCE = Native.load("c", LibC.class);
 
         int setenv(String name, String value, int overwrite);
-
-        int getrlimit(int resource, long[] limits);
     }
 }

@@ -2,6 +2,7 @@ package io.nixlconnect.transport.nixl;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.nixlconnect.internal.RunOutResources;
 import io.nixlconnect.transport.TransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -362,14 +363,12 @@ final class NixlPeers {
     private TransportException loadFailure(byte[] metadata, int status) {
         String what = "NIXL agent " + core.name() + " could not load remote agent metadata (" + metadata.length
                 + " bytes): " + NixlCapi.statusName(status) + ". ";
-        String exhausted = status == NixlCapi.ERROR_BACKEND ? FileDescriptors.exhaustion() : null;
-        if (exhausted != null) {
+        if (status == NixlCapi.ERROR_BACKEND && fileDescriptorsNearlyAllOpen()) {
             // UCX could not open a socket (EMFILE); NIXL says only ERROR_BACKEND, and UCX_TLS is not the cause.
-            return new TransportException(what + "File descriptors ran out: " + exhausted + ", so UCX could not open"
-                    + " a connection to the peer. Each loaded NIXL peer holds one (" + loadedCount.get() + " loaded"
-                    + " now, at most " + maxLoaded + ": nixl.connect.nixl.max-loaded-peers); raise the limit or close"
-                    + " what else holds descriptors. The peer is loaded at its next operation once descriptors are"
-                    + " free. UCX's log: " + UcxLog.where());
+            return new TransportException(what + "UCX could not open a connection to the peer because "
+                    + RunOutResources.fileDescriptors() + ". Each loaded NIXL peer holds one (" + loadedCount.get()
+                    + " loaded now, at most " + maxLoaded + ": nixl.connect.nixl.max-loaded-peers); the peer is loaded"
+                    + " at its next operation. UCX's log: " + UcxLog.where());
         }
         String hint = status == -1
                 // UCX refuses a connection for a name it is connected to already (NIXL kept a stale one).
@@ -379,6 +378,13 @@ final class NixlPeers {
                         + "), else the peer runs a NIXL or UCX this one cannot talk to";
         return new TransportException(what + "The metadata passed the format checks, so NIXL's backend refused it: "
                 + hint);
+    }
+
+    /** Within 1% of the limit (at least 4): NIXL's ERROR_BACKEND does not say EMFILE, so the count has to. */
+    private static boolean fileDescriptorsNearlyAllOpen() {
+        long limit = RunOutResources.fileDescriptorLimit();
+        long open = RunOutResources.openFileDescriptors();
+        return limit > 0 && (open < 0 || open >= limit - Math.max(4, limit / 100));
     }
 
     /** NIXL names the peer as the validated blob does; anything else would file it under the wrong name. */

@@ -1,5 +1,6 @@
 package io.nixlconnect.transport.nixl;
 
+import io.nixlconnect.internal.RunOutResources;
 import io.nixlconnect.transport.Transport;
 import io.nixlconnect.transport.TransportAgent;
 import io.nixlconnect.transport.TransportException;
@@ -36,6 +37,7 @@ final class NixlTransport implements Transport {
         NixlInstallation installation = NixlLibraryLocator.forThisProcess().locate(effective);
         NixlNativeLibrary.load(installation, effective.ucxLogFile());
         NixlCudaSupport.logOnce();
+        RunOutResources.prepare(); // what names a shortage of descriptors must load while there are some
         return new NixlTransport(effective, installation);
     }
 

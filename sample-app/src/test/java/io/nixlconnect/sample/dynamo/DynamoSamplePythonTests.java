@@ -2,16 +2,21 @@ package io.nixlconnect.sample.dynamo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.nixlconnect.dynamo.ClosedAfterEach;
+import io.nixlconnect.dynamo.EtcdServer;
+import io.nixlconnect.dynamo.PythonProcess;
+import io.nixlconnect.dynamo.RequiredEnvironment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -37,20 +42,15 @@ class DynamoSamplePythonTests {
     @TempDir
     Path dir;
 
-    private final List<AutoCloseable> toClose = new ArrayList<>();
+    @RegisterExtension
+    final ClosedAfterEach closed = new ClosedAfterEach();
     private final List<String> pythonDiscovery = new ArrayList<>();
     private final List<String> javaEnvironment = new ArrayList<>();
-
-    @AfterEach
-    void closeAll() throws Exception {
-        for (AutoCloseable closeable : toClose) {
-            closeable.close();
-        }
-    }
 
     /** Both sides in one Dynamo deployment: the Python options and the Java side's DYN_* variables. */
     private void discovery(String backend) throws Exception {
         RequiredEnvironment.require("NIXL_LIBRARY_DIR", "the Java side reads and serves through NIXL (.ci/nixl-setup.sh)");
+        RequiredEnvironment.require("NIXL_PYTHON_PATH", "Python's nixl_connect needs NIXL's Python package (.ci/nixl-setup.sh)");
         javaEnvironment.addAll(List.of("--DYN_DISCOVERY_BACKEND=" + backend, "--DYN_TCP_RPC_HOST=127.0.0.1",
                 "--nixl.connect.backend=nixl", "--sample.dynamo.timeout=120s"));
         if (backend.equals("file")) {
@@ -58,8 +58,7 @@ class DynamoSamplePythonTests {
             pythonDiscovery.addAll(List.of("--discovery", "file", "--file-kv", kv.toString()));
             javaEnvironment.add("--DYN_FILE_KV=" + kv);
         } else {
-            EtcdServer etcd = new EtcdServer(dir.resolve("etcd"));
-            toClose.add(0, etcd);
+            EtcdServer etcd = closed.later(new EtcdServer(dir.resolve("etcd")));
             pythonDiscovery.addAll(List.of("--discovery", "etcd", "--etcd-endpoints", etcd.endpoint.toString()));
             javaEnvironment.add("--ETCD_ENDPOINTS=" + etcd.endpoint);
         }
@@ -69,9 +68,7 @@ class DynamoSamplePythonTests {
         List<String> all = new ArrayList<>(List.of(args));
         all.addAll(pythonDiscovery);
         all.addAll(List.of("--host", "127.0.0.1"));
-        PythonProcess process = PythonProcess.start(name, script, all);
-        toClose.add(0, process);
-        return process;
+        return closed.later(PythonProcess.start(name, script, Map.of(), all));
     }
 
     @ParameterizedTest(name = "{0} discovery")

@@ -111,29 +111,14 @@ public final class Values {
                 + " for example with your ObjectMapper's convertValue(value, Map.class))");
     }
 
-    /** A short description of a value's type for error messages (never its content). */
+    /**
+     * A short description of a value's type for error messages, never its content (a payload is the application's
+     * data). Not the core's description of a metadata field's value, which quotes it, and says object/array for JSON.
+     */
     public static String describe(@Nullable Object value) {
-        if (value == null) {
-            return "null";
-        }
-        if (value instanceof Map) {
-            return "a map";
-        }
-        if (value instanceof List) {
-            return "a list";
-        }
-        if (value instanceof String) {
-            return "a string";
-        }
-        if (value instanceof Boolean) {
-            return "a boolean";
-        }
-        if (value instanceof byte[]) {
-            return "bytes";
-        }
-        if (value instanceof Number) {
-            return "a number";
-        }
-        return value.getClass().getSimpleName();
+        return value == null ? "null" : value instanceof Map ? "a map" : value instanceof List ? "a list"
+                : value instanceof String ? "a string" : value instanceof Boolean ? "a boolean"
+                : value instanceof byte[] ? "bytes" : value instanceof Number ? "a number"
+                : value.getClass().getSimpleName();
     }
 }
