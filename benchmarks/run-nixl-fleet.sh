@@ -4,13 +4,15 @@
 #   1. PeerFleetBenchmark nixl, 4 producer JVMs x 25 agents (100 peers), 64 KiB complete operations at concurrency 8:
 #      ops/s, read p50/p99, sockets of the consumer and of each producer JVM over the measured 4,000 reads;
 #      and the same on the embedded transport (this tree only), for the NIXL / embedded ratio;
-#   2. the same at concurrency 1 over 10 peers (2 x 5) and over 100 peers (4 x 25): steady read p50 100 / 10, and the
-#      sockets opened over 2,000 reads round-robin over 100 peers;
+#   2. the same at concurrency 1 over 10 peers (5 JVMs x 2) and over 100 peers (5 JVMs x 20): steady read p50 100 / 10
+#      with the number of producer JVMs held (so that only the peers' number differs), and the sockets opened over
+#      2,000 reads round-robin over 100 peers;
 #   3. FirstOperationBenchmark nixl (a new producer's first read against the steady p50), and on this tree again with
 #      -Dbench.first.introduce=true (the producer introduced to the reader 20 ms before its first request).
 #
 #   benchmarks/run-nixl-fleet.sh                    # this tree
 #   BASELINE=125fd11 benchmarks/run-nixl-fleet.sh   # and before/after against 125fd11
+#   PROGRESS_THREAD_OFF=0 benchmarks/run-nixl-fleet.sh  # without the variant that turns NIXL's progress thread off
 #
 # Sets NIXL up with .ci/nixl-setup.sh unless NIXL_LIBRARY_DIR is already set. Prints the machine's load average with
 # each run: on a shared machine the ratios within one round are what to compare.
@@ -22,11 +24,15 @@ if [[ -z "${NIXL_LIBRARY_DIR:-}" ]]; then
 fi
 export NIXL_LIBRARY_DIR
 build() {
-  (cd "$1" && { ./mvnw -q -B -o -pl nixl-connect-core,nixl-connect-benchmarks package -DskipTests >&2 \
-    || ./mvnw -q -B -pl nixl-connect-core,nixl-connect-benchmarks package -DskipTests >&2; })
+  (cd "$1" && { ./mvnw -q -B -o -pl nixl-connect-benchmarks -am package -DskipTests >&2 \
+    || ./mvnw -q -B -pl nixl-connect-benchmarks -am package -DskipTests >&2; })
 }
 build "$root"
-trees=("after:$root")
+# Variants: label, tree, extra JVM options (every NIXL case runs once per variant).
+labels=("after"); trees=("$root"); extras=("")
+if [[ "${PROGRESS_THREAD_OFF:-1}" == 1 ]]; then
+  labels+=("after, NIXL progress thread off"); trees+=("$root"); extras+=("-Dbench.nixl.progressThreadDelayMicros=-1")
+fi
 if [[ -n "${BASELINE:-}" ]]; then
   baseline="$(mktemp -d)/baseline"
   git worktree add -q --detach "$baseline" "$BASELINE"
@@ -34,7 +40,7 @@ if [[ -n "${BASELINE:-}" ]]; then
   cp nixl-connect-benchmarks/src/main/java/io/nixlconnect/benchmarks/{PeerFleetBenchmark,ChildJvms}.java \
      "$baseline/nixl-connect-benchmarks/src/main/java/io/nixlconnect/benchmarks/"
   build "$baseline"
-  trees+=("before:$baseline")
+  labels+=("before"); trees+=("$baseline"); extras+=("")
 fi
 run() { # label tree java-arguments...
   local label="$1" tree="$2"; shift 2
@@ -44,18 +50,21 @@ run() { # label tree java-arguments...
 }
 fleet=io.nixlconnect.benchmarks.PeerFleetBenchmark
 first=io.nixlconnect.benchmarks.FirstOperationBenchmark
+each() { # java-arguments... : runs them once per variant
+  local i
+  for i in "${!labels[@]}"; do
+    # shellcheck disable=SC2086 # an empty extra adds no argument
+    run "${labels[$i]}" "${trees[$i]}" ${extras[$i]} "$@"
+  done
+}
 for round in $(seq "${BENCH_ROUNDS:-2}"); do
   echo "== round $round: $(nproc) cores"
-  for entry in "${trees[@]}"; do
-    run "${entry%%:*}" "${entry#*:}" "$fleet" nixl 4 25 65536 8 4000 1000
-  done
+  each "$fleet" nixl 4 25 65536 8 4000 1000
   run "after (embedded)" "$root" "$fleet" embedded 4 25 65536 8 4000 1000
-  for entry in "${trees[@]}"; do
-    run "${entry%%:*}" "${entry#*:}" "$fleet" nixl 2 5 65536 1 2000 500
-    run "${entry%%:*}" "${entry#*:}" "$fleet" nixl 4 25 65536 1 2000 500
-  done
-  for entry in "${trees[@]}"; do
-    run "${entry%%:*}" "${entry#*:}" -Dbench.first.warmup=1000 "$first" nixl 10
-  done
+  each "$fleet" nixl 5 2 65536 1 2000 500
+  each "$fleet" nixl 5 20 65536 1 2000 500
+  each -Dbench.first.warmup=1000 "$first" nixl 10
   run "after (introduced)" "$root" -Dbench.first.warmup=1000 -Dbench.first.introduce=true "$first" nixl 10
+  run "after (embedded)" "$root" -Dbench.first.warmup=1000 "$first" embedded 200
+  run "after (embedded, introduced)" "$root" -Dbench.first.warmup=1000 -Dbench.first.introduce=true "$first" embedded 200
 done

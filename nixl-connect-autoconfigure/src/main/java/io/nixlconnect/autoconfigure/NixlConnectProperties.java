@@ -229,10 +229,18 @@ public class NixlConnectProperties implements Validator {
         private Map<String, String> backendParameters = new LinkedHashMap<>();
 
         /**
-         * Pause between rounds of NIXL's own progress thread, which then runs beside this library's progress loop
-         * (0 spins a core). Unset: NIXL's progress thread stays off and this library's loop alone drives NIXL.
+         * Whether NIXL's own progress thread runs beside this library's progress loop: it waits on UCX's event
+         * descriptor and serves peers as their requests arrive, so agents waiting for readers cost no polling. Off:
+         * this library's loop alone drives NIXL, polling (and spinning after activity) for its peers' sake.
          */
-        private Duration progressThreadDelay;
+        private boolean progressThread = NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS >= 0;
+
+        /**
+         * Longest wait of NIXL's progress thread on UCX's event descriptor between rounds (rounded up to a
+         * millisecond; 0 spins a core).
+         */
+        private Duration progressThreadDelay = Duration.ofNanos(
+                Math.max(0, NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS) * 1000);
 
         /**
          * How long a passive operation closed before its peer's notification keeps its memory registered for a
@@ -345,6 +353,14 @@ public class NixlConnectProperties implements Validator {
 
         public void setBackendParameters(Map<String, String> backendParameters) {
             this.backendParameters = backendParameters;
+        }
+
+        public boolean isProgressThread() {
+            return progressThread;
+        }
+
+        public void setProgressThread(boolean progressThread) {
+            this.progressThread = progressThread;
         }
 
         public Duration getProgressThreadDelay() {

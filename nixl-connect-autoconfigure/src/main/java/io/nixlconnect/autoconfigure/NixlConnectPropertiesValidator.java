@@ -173,9 +173,9 @@ final class NixlConnectPropertiesValidator implements Validator {
             errors.rejectValue("ucxLogFile", "invalid", "must be free of NUL characters");
         }
         Duration progressDelay = nixl.getProgressThreadDelay();
-        if (progressDelay != null && progressDelay.isNegative()) {
-            errors.rejectValue("progressThreadDelay", "negative", "must be zero or positive when set, such as 100us "
-                    + "to run NIXL's own progress thread; remove it to leave that thread off (the default)");
+        if (progressDelay == null || progressDelay.isNegative()) {
+            errors.rejectValue("progressThreadDelay", "negative", "must be zero or positive, such as 10ms (the "
+                    + "default); to turn NIXL's own progress thread off set nixl.connect.nixl.progress-thread=false");
         }
     }
 

@@ -137,8 +137,7 @@ final class NixlConnectorFactory {
                 .withPluginDir(path(nixl.getPluginDirectory()))
                 .withBackends(nixl.getBackends())
                 .withBackendParameters(nixl.getBackendParameters())
-                .withNixlProgressThreadDelayMicros(delay == null
-                        ? NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS : delay.toNanos() / 1000)
+                .withNixlProgressThreadDelayMicros(nixl.isProgressThread() ? delay.toNanos() / 1000 : -1)
                 .withDrainLimit(nixl.getDrainLimit())
                 .withMaxKeptBytes(nixl.getMaxKeptMemory().toBytes())
                 .withMaxLoadedPeers(nixl.getMaxLoadedPeers())

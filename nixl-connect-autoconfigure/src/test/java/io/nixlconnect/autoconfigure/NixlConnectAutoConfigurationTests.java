@@ -128,7 +128,7 @@ class NixlConnectAutoConfigurationTests {
             assertThat(options.maxMetadataSize()).isEqualTo(16 * 1024 * 1024);
             NixlSettings nixl = options.transport(NixlSettings.class).orElseThrow();
             assertThat(nixl.backends()).isEqualTo(List.of("UCX"));
-            assertThat(nixl.nixlProgressThreadDelayMicros()).isNegative();
+            assertThat(nixl.nixlProgressThreadDelayMicros()).isEqualTo(10_000);
             assertThat(properties.getCuda().getDeviceId()).isZero();
             assertThat(properties.getCuda().isRequired()).isFalse();
             assertThat(properties.getShutdown().getGracePeriod()).isEqualTo(Duration.ofSeconds(10));

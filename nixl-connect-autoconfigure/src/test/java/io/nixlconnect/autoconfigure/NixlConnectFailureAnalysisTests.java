@@ -53,7 +53,8 @@ class NixlConnectFailureAnalysisTests {
         assertThat(rejected("nixl.connect.embedded.max-ranges-per-request=0")).containsExactly(
                 "nixl.connect.embedded.maxRangesPerRequest: must be between 1 and 1048576 (the default)");
         assertThat(rejected("nixl.connect.nixl.progress-thread-delay=-1ms")).singleElement().asString()
-                .startsWith("nixl.connect.nixl.progressThreadDelay: must be zero or positive when set");
+                .startsWith("nixl.connect.nixl.progressThreadDelay: must be zero or positive, such as 10ms (the default); "
+                        + "to turn NIXL's own progress thread off set nixl.connect.nixl.progress-thread=false");
     }
 
     /** The properties (as Boot's report names them) and reasons a start-up with these values is refused for. */

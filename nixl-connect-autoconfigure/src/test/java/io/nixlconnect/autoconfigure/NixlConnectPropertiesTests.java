@@ -60,7 +60,11 @@ class NixlConnectPropertiesTests {
         assertThat(properties.getNixl().getBackends()).isEqualTo(nixl.backends());
         assertThat(properties.getNixl().getBackendParameters()).isEqualTo(nixl.backendParameters());
         assertThat(NixlConnectorFactory.nixl(properties.getNixl()).nixlProgressThreadDelayMicros())
-                .isEqualTo(nixl.nixlProgressThreadDelayMicros());
+                .isEqualTo(nixl.nixlProgressThreadDelayMicros()).isEqualTo(10_000);
+        assertThat(properties.getNixl().isProgressThread()).isTrue();
+        assertThat(properties.getNixl().getProgressThreadDelay()).isEqualTo(Duration.ofMillis(10));
+        properties.getNixl().setProgressThread(false);
+        assertThat(NixlConnectorFactory.nixl(properties.getNixl()).nixlProgressThreadDelayMicros()).isNegative();
         assertThat(properties.getNixl().getMaxLoadedPeers()).isEqualTo(nixl.maxLoadedPeers()).isEqualTo(512);
         assertThat(properties.getNixl().getPeerIdleLimit()).isEqualTo(nixl.peerIdleLimit())
                 .isEqualTo(Duration.ofMinutes(30));

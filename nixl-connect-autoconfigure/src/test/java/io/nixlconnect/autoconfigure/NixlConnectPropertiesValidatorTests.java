@@ -189,7 +189,10 @@ class NixlConnectPropertiesValidatorTests {
         nixl.setPeerIdleLimit(Duration.ZERO); // never unloads an idle peer
         nixl.setBackends(null);
         nixl.setBackendParameters(null); // none given: nothing to check
-        nixl.setProgressThreadDelay(null); // NIXL's own thread off
+        nixl.setProgressThreadDelay(null); // blanked: refused (progress-thread=false is how to turn the thread off)
+        assertThat(codes(validate(nixl))).containsExactly("backends:empty", "progressThreadDelay:negative");
+        nixl.setProgressThreadDelay(Duration.ofMillis(10));
+        nixl.setProgressThread(false);
         assertThat(codes(validate(nixl))).containsExactly("backends:empty");
     }
 

@@ -42,9 +42,14 @@ final class BenchmarkOptions {
     static final String TLS_PASSWORD_PROPERTY = "bench.embedded.tls.password";
     /** Shared secret for the embedded transport; unset: none. */
     static final String SECRET_PROPERTY = "bench.embedded.secret";
+    /**
+     * {@code -Dbench.nixl.progressThreadDelayMicros=N}: NIXL's own progress thread with that pause ({@code -1}: off);
+     * unset: the library's default (every JVM of the harness).
+     */
+    static final String NIXL_PROGRESS_THREAD_PROPERTY = "bench.nixl.progressThreadDelayMicros";
     /** Properties the peer JVM inherits from the harness. */
     static final List<String> FORWARDED = List.of(LIBRARY_PATH_PROPERTY, TLS_KEY_STORE_PROPERTY, TLS_PASSWORD_PROPERTY,
-            SECRET_PROPERTY);
+            SECRET_PROPERTY, NIXL_PROGRESS_THREAD_PROPERTY);
 
     private BenchmarkOptions() {
     }
@@ -63,7 +68,10 @@ final class BenchmarkOptions {
         String name = backend.toLowerCase(Locale.ROOT);
         if (name.equals(NixlSettings.NAME)) {
             String dir = nixlLibraryDir();
-            return NixlSettings.defaults().withLibraryDir(dir == null ? null : Path.of(dir));
+            NixlSettings settings = NixlSettings.defaults().withLibraryDir(dir == null ? null : Path.of(dir));
+            Long progressThreadDelay = Long.getLong(NIXL_PROGRESS_THREAD_PROPERTY);
+            return progressThreadDelay == null ? settings
+                    : settings.withNixlProgressThreadDelayMicros(progressThreadDelay);
         }
         if (name.equals(EmbeddedSettings.NAME)) {
             EmbeddedSettings settings = EmbeddedSettings.defaults().withSameHostCopy(sameHostCopy())

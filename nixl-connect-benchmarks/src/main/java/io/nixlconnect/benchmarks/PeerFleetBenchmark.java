@@ -71,8 +71,18 @@ public final class PeerFleetBenchmark {
             for (int j = 0; j < jvms; j++) {
                 producers.add(startProducers(j, perJvm, size, backend, published, ready));
             }
-            if (!ready.await(10, TimeUnit.MINUTES)) {
-                throw new IllegalStateException("producer JVMs did not start");
+            long startDeadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+            while (!ready.await(1, TimeUnit.SECONDS)) {
+                // A producer JVM that exits before it is ready (its agent failed to start) ends the run at once.
+                for (Process producer : producers) {
+                    if (!producer.isAlive()) {
+                        throw new IllegalStateException("a producer JVM exited with " + producer.exitValue()
+                                + " before it was ready (its output above says why)");
+                    }
+                }
+                if (System.nanoTime() > startDeadline) {
+                    throw new IllegalStateException("producer JVMs did not start within 10 minutes");
+                }
             }
             List<Descriptor> targets = new ArrayList<>();
             for (int t = 0; t < concurrency; t++) {

@@ -72,15 +72,15 @@ final class NixlAgentCore implements ProgressLoop.Work {
         notifications = new NixlNotifications(name, dispatcher);
         kept = new KeptMemory(name, settings.maxKeptBytes());
         drains = new WindowDrain(name, settings.drainLimit(), dispatcher, kept);
-        progress = new ProgressLoop("nixl-progress-" + name, this);
+        progress = new ProgressLoop("nixl-progress-" + name, this, settings.nixlProgressThreadDelayMicros() >= 0);
         inFlight = new TransfersInFlight(this, progress);
         poster = new TransferPoster(this, peers, inFlight, progress);
         loader = new PeerLoader(this, peers, inFlight);
         reporter = new FailureReporter(this, peers, progress);
         long[] handle = new long[1];
-        // By default NIXL's progress thread stays off: our loop already drives NIXL, and with both
-        // on two agents idled at 1.1 cores and 64 MiB READs ran 4x slower (docs/nixl.md). Calls come
-        // from user threads and the loop at once, so NIXL's strict thread sync is on.
+        // By default NIXL's progress thread is on with a pause: it waits on UCX's event descriptor, so it serves
+        // peers at once without polling (with no pause it spins a core: docs/nixl.md). Calls come from user threads,
+        // our loop and that thread at once, so NIXL's strict thread sync is on.
         long delay = settings.nixlProgressThreadDelayMicros();
         byte[] config = NixlCapi.agentConfig(delay >= 0, Math.max(delay, 0), NixlCapi.THREAD_SYNC_STRICT);
         check(NixlCapi.nixl_capi_create_configured_agent(name, config, handle), "create agent '" + name + "'");

@@ -6,24 +6,28 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The one polling loop of an agent: it checks posted transfers and drains notifications.
  *
- * <p>Idle strategy: while one of the agent's transfers is in flight it never parks. Otherwise, after
- * any activity (an event, a new post or window) it keeps polling for up to {@link #SPIN_NANOS} since
- * that activity; then it parks with a doubling pause up to {@link #MAX_BUSY_PARK_NANOS} while windows
- * are pending, or {@link #IDLE_PARK_NANOS} when nothing is (it still drains notifications that arrive
- * early). New posts and windows unpark it at once.
- *
- * <p>Why a time-based spin window: on one host UCX answers small reads through the <em>target</em>
- * agent's worker, which only progresses when this loop polls, and no event tells the target that a
- * read has arrived. With a fixed count of spin rounds the passive side was usually parked (up to
- * 500 us) by the time the read arrived, adding ~0.4 ms to every small operation. Spinning for a
- * bounded time after activity keeps request/response traffic at polling speed, while an agent with
- * only an open window and no recent traffic still parks (CPU cost: at most {@link #SPIN_NANOS} of
- * spinning per burst of activity).
+ * <p>Idle strategy: while one of the agent's transfers is in flight it never parks. Otherwise it paces itself by
+ * who moves UCX:
+ * <ul>
+ * <li><b>NIXL's progress thread on</b> (the default): that thread waits on UCX's event descriptor and serves a peer's
+ * requests (a read's remote completion, a notification) as they arrive, so this loop only learns of what has arrived.
+ * It parks for a quarter of the time since the last activity (an event, a new post or window), from
+ * {@link #MIN_PARK_NANOS} up to {@link #MAX_WAITING_PARK_NANOS} while windows are pending, or {@link #IDLE_PARK_NANOS}
+ * when nothing is: a notification after a quiet spell of {@code t} is seen at most {@code t/4} (and
+ * {@link #MAX_WAITING_PARK_NANOS}) late, and an agent with windows open but no traffic wakes a few hundred times a
+ * second, not thousands (a hundred such agents on one host took both of its cores polling at 0.5 ms: docs/benchmarks.md,
+ * issue 32).</li>
+ * <li><b>NIXL's progress thread off</b>: nothing but this loop moves UCX, and on one host UCX needs the <em>target</em>
+ * agent's worker to progress before a reader's transfer completes, with no event telling the target. So after any
+ * activity it keeps polling for up to {@link #SPIN_NANOS}; then it parks with a doubling pause up to
+ * {@link #MAX_BUSY_PARK_NANOS} while windows are pending. With a fixed count of spin rounds the passive side was usually
+ * parked (up to 500 us) by the time the read arrived, adding ~0.4 ms to every small operation.</li>
+ * </ul>
+ * New posts and windows unpark it at once.
  *
  * <p>How it spins: while one of this agent's transfers is in flight it spins on the CPU
  * ({@code onSpinWait}) within the spin window and yields after it, because nothing but this loop
- * completes the transfer (without NIXL's progress thread UCX also moves fragments only when polled)
- * and its caller is waiting; with nothing in flight it {@code yield}s, leaving the core to threads
+ * completes the transfer and its caller is waiting; with nothing in flight it {@code yield}s, leaving the core to threads
  * that have work (a caller creating and posting the next request, the peer). Measured on 2 shared
  * cores (docs/benchmarks-history.md): yielding between the status checks of an in-flight 4 KiB READ added
  * ~30 us, busy-spinning while nothing was in flight slowed the callers' posts.
@@ -34,6 +38,8 @@ final class ProgressLoop implements Runnable {
     static final long MIN_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
     static final long MAX_BUSY_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
     static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** With NIXL's progress thread on: the longest pause while windows are pending. */
+    static final long MAX_WAITING_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(4);
 
     /** What the loop polls. */
     interface Work {
@@ -51,12 +57,18 @@ final class ProgressLoop implements Runnable {
     }
 
     private final Work work;
+    private final boolean nixlThreadProgresses;
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean kicked;
 
-    ProgressLoop(String name, Work work) {
+    /**
+     * @param nixlThreadProgresses whether NIXL's own progress thread moves UCX (then this loop need not spin for a
+     *                             peer's sake)
+     */
+    ProgressLoop(String name, Work work, boolean nixlThreadProgresses) {
         this.work = work;
+        this.nixlThreadProgresses = nixlThreadProgresses;
         this.thread = new Thread(this, name);
         thread.setDaemon(true);
     }
@@ -98,6 +110,11 @@ final class ProgressLoop implements Runnable {
         }
     }
 
+    /** With NIXL's progress thread on: a quarter of the time since the last activity, within its bounds. */
+    static long waitingPause(long sinceActivityNanos) {
+        return Math.min(Math.max(MIN_PARK_NANOS, sinceActivityNanos >> 2), MAX_WAITING_PARK_NANOS);
+    }
+
     @Override
     public void run() {
         long lastActivity = System.nanoTime();
@@ -114,7 +131,8 @@ final class ProgressLoop implements Runnable {
                     parks = 0;
                     continue;
                 }
-                boolean spinning = System.nanoTime() - lastActivity < SPIN_NANOS;
+                long sinceActivity = System.nanoTime() - lastActivity;
+                boolean spinning = sinceActivity < SPIN_NANOS;
                 if (work.transfersInFlight()) {
                     // Never parks while a transfer is in flight: without NIXL's progress thread, UCX moves
                     // a large transfer's fragments only while this loop polls.
@@ -123,6 +141,8 @@ final class ProgressLoop implements Runnable {
                     } else {
                         Thread.yield();
                     }
+                } else if (nixlThreadProgresses) {
+                    LockSupport.parkNanos(this, work.busy() ? waitingPause(sinceActivity) : IDLE_PARK_NANOS);
                 } else if (spinning) {
                     Thread.yield();
                 } else if (work.busy()) {

@@ -29,7 +29,7 @@ class FailureReporterTest {
         core = agents.open("reporting");
         peer = agents.open("reported-to");
         peers = new NixlPeers(core, NixlTestSupport.settings());
-        reporter = new FailureReporter(core, peers, new ProgressLoop("unstarted", core));
+        reporter = new FailureReporter(core, peers, new ProgressLoop("unstarted", core, false));
     }
 
     private void load() {

@@ -124,7 +124,7 @@ class NixlPeersSideBySideTest {
         }
         calls = new HeldLoad(slow.name());
         NixlPeers peers = new NixlPeers(consumer, calls, NixlSettings.DEFAULT_MAX_LOADED_PEERS, NixlSettings.DEFAULT_PEER_IDLE_LIMIT);
-        ProgressLoop unstarted = new ProgressLoop("unstarted", consumer);
+        ProgressLoop unstarted = new ProgressLoop("unstarted", consumer, false);
         TransfersInFlight inFlight = new TransfersInFlight(consumer, unstarted);
         PeerLoader loader = new PeerLoader(consumer, peers, inFlight);
         TransferPoster poster = new TransferPoster(consumer, peers, inFlight, unstarted);
@@ -174,7 +174,7 @@ class NixlPeersSideBySideTest {
         calls = new HeldLoad(producer.name());
         NixlPeers peers = new NixlPeers(consumer, calls, NixlSettings.DEFAULT_MAX_LOADED_PEERS, NixlSettings.DEFAULT_PEER_IDLE_LIMIT);
         PeerLoader loader = new PeerLoader(consumer, peers,
-                new TransfersInFlight(consumer, new ProgressLoop("unstarted", consumer)));
+                new TransfersInFlight(consumer, new ProgressLoop("unstarted", consumer, false)));
         byte[] metadata = producer.localMetadata();
         ExecutorService threads = Executors.newFixedThreadPool(8);
         try {

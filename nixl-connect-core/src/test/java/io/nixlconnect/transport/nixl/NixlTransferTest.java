@@ -334,13 +334,20 @@ class NixlTransferTest {
 
     /** A READ of {@code size} bytes posted between fresh registered buffers. */
     private TransferHandle postRead(long size, String key) {
+        return postRead(size, key, false);
+    }
+
+    private TransferHandle postRead(long size, String key, boolean forWaitingCaller) {
         Memory local = buffer(size, 21);
         Memory remote = buffer(size, 22);
         register(active, local);
         register(passive, remote);
         connect(); // again for each buffer: the passive side's metadata now has its key
-        return active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
-                key(key));
+        return forWaitingCaller
+                ? active.postTransferForWaitingCaller(TransferOp.READ, List.of(region(local)), passiveName,
+                        List.of(region(remote)), key(key))
+                : active.postTransfer(TransferOp.READ, List.of(region(local)), passiveName, List.of(region(remote)),
+                        key(key));
     }
 
     private long endedOnWaitingThread() {
@@ -401,14 +408,25 @@ class NixlTransferTest {
         assertThat(active.details().get("transfersInFlight")).isEqualTo(0);
     }
 
-    /** The completion runs after the waiting thread let go of the agent's lock: closing the agent there must not hang. */
+    /**
+     * The completion runs after the waiting thread let go of the agent's lock: closing the agent there must not hang.
+     * On agents with NIXL's own progress thread off: with it on, a same-host READ usually ends inside its post (the
+     * copy and the notification done inline), so no poll of the waiting thread would be the one to end it.
+     */
     @Test
     void aCompletionCallbackOnTheWaitingThreadMayCloseTheAgent() throws Exception {
-        CompletableFuture<Boolean> closedFromWaitingThread = new CompletableFuture<>();
-        for (int i = 0; i < 20 && !closedFromWaitingThread.isDone(); i++) {
-            TransferHandle handle = postRead(4096, "close-from-callback-" + i);
-            CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> {
-                Thread waiting = Thread.currentThread();
+        NixlTransport loopOnly = NixlTransport.open(NixlTestSupport.settings().withNixlProgressThreadDelayMicros(-1));
+        try {
+            active.close();
+            passive.close();
+            int id = AGENT_IDS.incrementAndGet();
+            active = loopOnly.createAgent("active-" + id);
+            passive = loopOnly.createAgent("passive-" + id);
+            CompletableFuture<Boolean> closedFromWaitingThread = new CompletableFuture<>();
+            // Posted for a waiting caller, which polls it next on this thread, as an untimed wait does.
+            Thread waiting = Thread.currentThread();
+            for (int i = 0; i < 20 && !closedFromWaitingThread.isDone(); i++) {
+                TransferHandle handle = postRead(4096, "close-from-callback-" + i, true);
                 AtomicBoolean polling = new AtomicBoolean();
                 handle.completion().whenComplete((ignored, error) -> {
                     if (polling.get() && Thread.currentThread() == waiting) { // ended by the waiting thread's poll
@@ -418,11 +436,18 @@ class NixlTransferTest {
                 });
                 polling.set(true);
                 handle.runOnWaitingThread();
-            });
-            waiter.get(30, TimeUnit.SECONDS);
+            }
+            assertThat(closedFromWaitingThread).isCompletedWithValue(true);
+            assertThat(active.details().get("serving")).isEqualTo(false);
+        } finally {
+            for (AutoCloseable closeable : cleanup) {
+                closeable.close();
+            }
+            cleanup.clear();
+            active.close();
+            passive.close();
+            loopOnly.close();
         }
-        assertThat(closedFromWaitingThread).isCompletedWithValue(true);
-        assertThat(active.details().get("serving")).isEqualTo(false);
     }
 
     @Test

@@ -26,7 +26,7 @@ class PeerLoaderTest {
         core = agents.open("loading");
         peer = agents.open("loaded");
         peers = new NixlPeers(core, NixlTestSupport.settings());
-        loader = new PeerLoader(core, peers, new TransfersInFlight(core, new ProgressLoop("unstarted", core)));
+        loader = new PeerLoader(core, peers, new TransfersInFlight(core, new ProgressLoop("unstarted", core, false)));
     }
 
     @Test

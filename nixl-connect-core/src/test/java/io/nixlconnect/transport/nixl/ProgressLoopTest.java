@@ -3,6 +3,8 @@ package io.nixlconnect.transport.nixl;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -25,10 +27,11 @@ class ProgressLoopTest {
         }
     }
 
-    @Test
-    void neverParksWhileATransferIsInFlight() throws Exception {
+    @ParameterizedTest(name = "NIXL progress thread on: {0}")
+    @ValueSource(booleans = {false, true})
+    void neverParksWhileATransferIsInFlight(boolean nixlThreadProgresses) throws Exception {
         FakeWork work = new FakeWork(true, true);
-        Thread thread = start(work);
+        Thread thread = start(work, nixlThreadProgresses);
         // Well past the spin window that follows activity (the start counts as activity).
         Thread.sleep(TimeUnit.NANOSECONDS.toMillis(ProgressLoop.SPIN_NANOS) * 20);
         long pollsBefore = work.polls.get();
@@ -44,16 +47,28 @@ class ProgressLoopTest {
         assertThat(thread.getState()).isEqualTo(Thread.State.RUNNABLE);
     }
 
-    @Test
-    void parksOnceTheSpinWindowEndsWhenOnlyWindowsWait() throws Exception {
-        Thread thread = start(new FakeWork(false, true));
+    @ParameterizedTest(name = "NIXL progress thread on: {0}")
+    @ValueSource(booleans = {false, true})
+    void parksOnceTheSpinWindowEndsWhenOnlyWindowsWait(boolean nixlThreadProgresses) throws Exception {
+        Thread thread = start(new FakeWork(false, true), nixlThreadProgresses);
+        awaitParked(thread);
+    }
+
+    @ParameterizedTest(name = "NIXL progress thread on: {0}")
+    @ValueSource(booleans = {false, true})
+    void parksWhenNothingIsPending(boolean nixlThreadProgresses) throws Exception {
+        Thread thread = start(new FakeWork(false, false), nixlThreadProgresses);
         awaitParked(thread);
     }
 
     @Test
-    void parksWhenNothingIsPending() throws Exception {
-        Thread thread = start(new FakeWork(false, false));
-        awaitParked(thread);
+    void withNixlsThreadOnAWaitingLoopPausesAQuarterOfTheQuietSpellWithinBounds() {
+        assertThat(ProgressLoop.waitingPause(0)).isEqualTo(ProgressLoop.MIN_PARK_NANOS);
+        assertThat(ProgressLoop.waitingPause(TimeUnit.MILLISECONDS.toNanos(2)))
+                .isEqualTo(TimeUnit.MICROSECONDS.toNanos(500));
+        assertThat(ProgressLoop.waitingPause(TimeUnit.SECONDS.toNanos(10)))
+                .isEqualTo(ProgressLoop.MAX_WAITING_PARK_NANOS);
+        assertThat(ProgressLoop.MAX_WAITING_PARK_NANOS).isLessThan(ProgressLoop.IDLE_PARK_NANOS);
     }
 
     @Test
@@ -65,14 +80,14 @@ class ProgressLoopTest {
                 throw boom;
             }
         };
-        loop = new ProgressLoop("progress-test", failing);
+        loop = new ProgressLoop("progress-test", failing, false);
         loop.start();
         assertThatThrownBy(() -> failing.thread.get(5, TimeUnit.SECONDS)).hasCause(boom);
         awaitTrue(() -> !loop.isAlive(), "loop ends after a failure");
     }
 
-    private Thread start(FakeWork work) throws Exception {
-        loop = new ProgressLoop("progress-test", work);
+    private Thread start(FakeWork work, boolean nixlThreadProgresses) throws Exception {
+        loop = new ProgressLoop("progress-test", work, nixlThreadProgresses);
         loop.start();
         return work.thread.get(5, TimeUnit.SECONDS);
     }

@@ -35,7 +35,7 @@ class TransferPosterTest {
         core = agents.open("posting");
         peer = agents.open("posted-to");
         peers = new NixlPeers(core, NixlTestSupport.settings());
-        ProgressLoop unstarted = new ProgressLoop("unstarted", core);
+        ProgressLoop unstarted = new ProgressLoop("unstarted", core, false);
         inFlight = new TransfersInFlight(core, unstarted);
         poster = new TransferPoster(core, peers, inFlight, unstarted);
     }

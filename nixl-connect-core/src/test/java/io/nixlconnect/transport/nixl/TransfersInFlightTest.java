@@ -22,7 +22,7 @@ class TransfersInFlightTest {
     @BeforeEach
     void openAgent() {
         core = agents.open("in-flight-test");
-        inFlight = new TransfersInFlight(core, new ProgressLoop("unstarted", core));
+        inFlight = new TransfersInFlight(core, new ProgressLoop("unstarted", core, false));
     }
 
     private NixlTransfer inProgress(String remote) {
