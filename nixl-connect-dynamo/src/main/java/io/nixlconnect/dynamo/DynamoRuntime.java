@@ -142,7 +142,7 @@ public final class DynamoRuntime implements AutoCloseable {
             requireOpen();
             if (callHome == null) {
                 callHome = new CallHomeServer(settings, counters, executor, advertised(settings.responseStreamHost()));
-                requests = new RequestPlaneClient(settings, counters, scheduler, watchdog);
+                requests = new RequestPlaneClient(settings, counters, scheduler);
             }
             home = callHome;
             plane = requests;
