@@ -63,7 +63,7 @@ class NixlDynamoDocsTests {
                 }
             }
         }
-        assertThat(properties).hasSize(21);
+        assertThat(properties).hasSize(23);
         assertThat(documented).isEqualTo(properties);
     }
 
