@@ -12,6 +12,7 @@ import io.nixlconnect.dynamo.ResponseStream;
 import io.nixlconnect.dynamo.RouterMode;
 import io.nixlconnect.dynamo.internal.Counters;
 import io.nixlconnect.dynamo.internal.Listeners;
+import io.nixlconnect.dynamo.internal.RandomIds;
 import io.nixlconnect.dynamo.internal.codec.Payloads;
 import io.nixlconnect.dynamo.internal.discovery.Discovery;
 import io.nixlconnect.dynamo.internal.wire.ControlMessages;
@@ -24,7 +25,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -232,8 +232,8 @@ public final class DynamoClientImpl implements DynamoClient {
             return CompletableFuture.failedFuture(new DynamoException("the client of " + endpoint + " is closed"));
         }
         byte[] body = Payloads.encode(instance.codec(), request); // IllegalArgumentException: the caller's value
-        String requestId = UUID.randomUUID().toString();
-        String subject = UUID.randomUUID().toString();
+        String requestId = RandomIds.uuid();
+        String subject = RandomIds.uuid();
         byte[] header = ControlMessages.requestHeader(requestId, instance.codec(), callHome.address(), subject);
         byte[] payload = new TwoPart(header, body).encode();
         Map<String, String> headers = new LinkedHashMap<>();
