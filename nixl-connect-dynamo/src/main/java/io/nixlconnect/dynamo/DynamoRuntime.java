@@ -141,7 +141,8 @@ public final class DynamoRuntime implements AutoCloseable {
         synchronized (this) {
             requireOpen();
             if (callHome == null) {
-                callHome = new CallHomeServer(settings, counters, executor, advertised(settings.responseStreamHost()));
+                callHome = new CallHomeServer(settings, counters, executor, scheduler,
+                        advertised(settings.responseStreamHost()));
                 requests = new RequestPlaneClient(settings, counters, scheduler);
             }
             home = callHome;
@@ -149,7 +150,7 @@ public final class DynamoRuntime implements AutoCloseable {
         }
         DynamoClientImpl[] holder = new DynamoClientImpl[1];
         DynamoClientImpl client = new DynamoClientImpl(endpoint, mode, settings, counters, listeners, plane, home, executor,
-                scheduler, discovery, () -> clients.remove(holder[0]));
+                discovery, () -> clients.remove(holder[0]));
         holder[0] = client;
         clients.add(client);
         return client;

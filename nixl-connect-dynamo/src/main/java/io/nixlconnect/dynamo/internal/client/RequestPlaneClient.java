@@ -29,6 +29,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +60,8 @@ public final class RequestPlaneClient implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final Map<String, Connection> connections = new ConcurrentHashMap<>();
     private final long idleNanos;
+    private final long ackNanos;
+    private final AtomicBoolean ackSweepArmed = new AtomicBoolean();
     private final @Nullable ScheduledFuture<?> idleSweep;
     private volatile boolean closed;
 
@@ -67,6 +70,7 @@ public final class RequestPlaneClient implements AutoCloseable {
         this.counters = counters;
         this.scheduler = scheduler;
         this.idleNanos = settings.requestConnectionIdleTimeout().toNanos();
+        this.ackNanos = settings.ackTimeout().toNanos();
         // Every half limit, as Dynamo's client sweeps its idle hosts: a connection closes between one and one and a
         // half limits after its last acknowledgement.
         long sweepMillis = Math.max(1, settings.requestConnectionIdleTimeout().toMillis() / 2);
@@ -117,7 +121,7 @@ public final class RequestPlaneClient implements AutoCloseable {
             Outcome outcome = connection.send(frame, ack, !rewritten);
             switch (outcome) {
                 case WRITTEN:
-                    armAckTimeout(connection, ack);
+                    armAckSweep(ackNanos);
                     return ack;
                 case STALE:
                     counters.requestConnectionsReplaced.increment();
@@ -138,17 +142,35 @@ public final class RequestPlaneClient implements AutoCloseable {
         return ack;
     }
 
-    private void armAckTimeout(Connection connection, CompletableFuture<String> ack) {
+    /**
+     * Acknowledgement deadlines without a timer per request (scheduling and cancelling one woke the timer thread twice
+     * per call): one sweep is armed while requests wait, for the earliest of their deadlines, which the deadlines of
+     * requests written later never precede.
+     */
+    private void armAckSweep(long delayNanos) {
+        if (closed || !ackSweepArmed.compareAndSet(false, true)) {
+            return;
+        }
         try {
-            ScheduledFuture<?> timer = scheduler.schedule(() -> {
-                if (!ack.isDone()) {
-                    connection.fail(new DynamoTimeoutException("the worker at " + connection.key
-                            + " did not acknowledge a request within " + settings.ackTimeout().toMillis() + " ms"));
-                }
-            }, settings.ackTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            ack.whenComplete((answer, failure) -> timer.cancel(false)); // as in DynamoClientImpl: no idle wake-ups
+            scheduler.schedule(this::sweepAcks, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
-            connection.fail(new DynamoException("the runtime is closed"));
+            ackSweepArmed.set(false); // the runtime is closing
+        }
+    }
+
+    /** Fails the connections whose oldest request was not acknowledged in time; re-arms for the others. */
+    private void sweepAcks() {
+        ackSweepArmed.set(false);
+        long now = System.nanoTime();
+        long next = Long.MAX_VALUE;
+        for (Connection connection : connections.values()) {
+            long deadline = connection.checkAckDeadline(now);
+            if (deadline != Long.MAX_VALUE) {
+                next = Math.min(next, deadline - now);
+            }
+        }
+        if (next != Long.MAX_VALUE) {
+            armAckSweep(next);
         }
     }
 
@@ -182,6 +204,10 @@ public final class RequestPlaneClient implements AutoCloseable {
         }
     }
 
+    /** A request written and not yet acknowledged, and when its acknowledgement is due by. */
+    private record Waiting(CompletableFuture<String> ack, long deadline) {
+    }
+
     /** An acknowledgement read, and the request it answers. */
     private record Answered(CompletableFuture<String> ack, String answer) {
     }
@@ -208,7 +234,7 @@ public final class RequestPlaneClient implements AutoCloseable {
         private int ackTextAt;
         private long frameDeadline;
         // Guarded by this.
-        private final ArrayDeque<CompletableFuture<String>> pending = new ArrayDeque<>();
+        private final ArrayDeque<Waiting> pending = new ArrayDeque<>();
         private long framesWritten;
         /** When the last outstanding request was answered (or the connection opened). */
         private long idleSince = System.nanoTime();
@@ -289,7 +315,7 @@ public final class RequestPlaneClient implements AutoCloseable {
                             if (broken) {
                                 return Outcome.CLOSED;
                             }
-                            pending.addLast(ack);
+                            pending.addLast(new Waiting(ack, System.nanoTime() + ackNanos));
                         }
                     }
                 }
@@ -303,7 +329,7 @@ public final class RequestPlaneClient implements AutoCloseable {
                     }
                     if (mayRewrite && reused && bytes.position() == 0) {
                         synchronized (this) {
-                            pending.removeLastOccurrence(ack); // never seen by the worker: no acknowledgement comes
+                            pending.pollLast(); // ours (writeLock held): never seen by the worker, no answer comes
                         }
                     }
                 }
@@ -378,7 +404,8 @@ public final class RequestPlaneClient implements AutoCloseable {
                     ackText = null;
                     CompletableFuture<String> ack;
                     synchronized (this) {
-                        ack = pending.pollFirst();
+                        Waiting oldest = pending.pollFirst();
+                        ack = oldest == null ? null : oldest.ack();
                         if (pending.isEmpty()) {
                             idleSince = System.nanoTime();
                         }
@@ -484,6 +511,27 @@ public final class RequestPlaneClient implements AutoCloseable {
             }
         }
 
+        /**
+         * Fails the connection if its oldest request was not acknowledged by its deadline; else that deadline
+         * ({@link Long#MAX_VALUE} when nothing waits).
+         */
+        long checkAckDeadline(long now) {
+            long deadline;
+            synchronized (this) {
+                Waiting oldest = pending.peekFirst();
+                if (oldest == null || broken) {
+                    return Long.MAX_VALUE;
+                }
+                deadline = oldest.deadline();
+            }
+            if (deadline - now > 0) {
+                return deadline;
+            }
+            fail(new DynamoTimeoutException("the worker at " + key + " did not acknowledge a request within "
+                    + settings.ackTimeout().toMillis() + " ms"));
+            return Long.MAX_VALUE;
+        }
+
         /** Closes it if nothing is outstanding and nothing was since {@code now - idle limit}. */
         boolean closeIfIdle(long now) {
             synchronized (this) {
@@ -506,13 +554,13 @@ public final class RequestPlaneClient implements AutoCloseable {
             synchronized (writeLock) { // no sender is writing now, and none will (broken)
                 closeQuietly(writable);
             }
-            ArrayDeque<CompletableFuture<String>> failed;
+            ArrayDeque<Waiting> failed;
             synchronized (this) {
                 failed = new ArrayDeque<>(pending);
                 pending.clear();
             }
-            for (CompletableFuture<String> ack : failed) {
-                ack.completeExceptionally(cause);
+            for (Waiting waiting : failed) {
+                waiting.ack().completeExceptionally(cause);
             }
             if (!failed.isEmpty()) {
                 LOG.debug("request connection to {} closed: {}", key, cause.getMessage());
