@@ -16,10 +16,13 @@ through dynamo.nixl_connect into fresh host memory while its stream is open, as 
 Dynamo's "stop", then leaves the stream; stop-drain: stops, then reads the stream to its end; drop: the caller
 leaves the stream, nothing said).
 --timeout S: the whole call, responses included, in seconds (default 60).
---wait-instances N: wait until discovery lists N instances first (default 1); --list: print them and exit.
+--wait-instances N: wait until discovery lists N instances first (default 1); --list: print them and exit;
+--watch: print them, then again each time the set changes (polled every 20 ms), until --wait-timeout has passed
+(a discovery snapshot taken once at least N are listed can miss instances whose records had not come yet: a test
+that must know an instance is gone watches for its removal after having seen it).
 
 Prints one line per event on stdout (flushed), key=value:
-  INSTANCES ids=<hex,hex,...>
+  INSTANCES ids=<hex,hex,...>                        (--watch: once, then on every change, sorted)
   RESPONSE i=I k=K data=<JSON>                       (not with --quiet)
   READ i=I bytes=B sha256=<hex> ms=<the read> call_ms=<the call to this read's completion>   (--read)
   STOPPED i=I after=K how=HOW                       (--cancel-after)
@@ -79,6 +82,7 @@ def parse_args(argv):
     parser.add_argument("--wait-instances", type=int, default=1)
     parser.add_argument("--wait-timeout", type=float, default=30.0)
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--watch", action="store_true")
     parser.add_argument("--quiet", action="store_true", help="no RESPONSE or END lines")
     return parser.parse_args(argv)
 
@@ -239,6 +243,16 @@ def main(argv):
                 finish(2)
             await asyncio.sleep(0.02)
         ids = client.instance_ids()
+        if args.watch:
+            seen = sorted(ids)
+            say("INSTANCES ids=%s" % ",".join("%x" % i for i in seen))
+            while time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+                now = sorted(client.instance_ids())
+                if now != seen:
+                    seen = now
+                    say("INSTANCES ids=%s" % ",".join("%x" % i for i in seen))
+            finish(0)
         say("INSTANCES ids=%s" % ",".join("%x" % i for i in ids))
         if args.list:
             finish(0)

@@ -23,9 +23,17 @@ package io.nixlconnect.dynamo;
  * @param discoveryEntriesRejected discovery records that could not be read (garbage, too large, unsupported transport)
  * @param discoveryErrors          failures to reach or update discovery (etcd unreachable, lease lost, directory
  *                                 unwritable)
+ * @param requestConnectionsOpened request-plane connections this runtime opened to workers, as a caller
+ * @param requestConnectionsReplaced of those, pooled connections found closed by their worker when a request was
+ *                                 about to be written on them, or whose write failed before any of the request left:
+ *                                 the request went over a new connection instead
+ * @param idleConnectionsClosed    request-plane connections closed for carrying nothing past their idle limit, by this
+ *                                 runtime's callers ({@code requestConnectionIdleTimeout}) or its server
+ *                                 ({@code serverConnectionIdleTimeout})
  */
 public record DynamoCounters(long callsStarted, long callsFailed, long callsRefused, long callsInFlight,
         long requestsServed, long requestsRefusedOverloaded, long requestsRefusedOther, long requestsInFlight,
         long handlerErrors, long callHomeFailures, long streamsCancelled, long protocolErrors, long oversizedFrames,
-        long discoveryEntriesRejected, long discoveryErrors) {
+        long discoveryEntriesRejected, long discoveryErrors, long requestConnectionsOpened,
+        long requestConnectionsReplaced, long idleConnectionsClosed) {
 }

@@ -141,15 +141,16 @@ public final class DynamoRuntime implements AutoCloseable {
         synchronized (this) {
             requireOpen();
             if (callHome == null) {
-                callHome = new CallHomeServer(settings, counters, executor, advertised(settings.responseStreamHost()));
-                requests = new RequestPlaneClient(settings, counters, scheduler, watchdog);
+                callHome = new CallHomeServer(settings, counters, executor, scheduler,
+                        advertised(settings.responseStreamHost()));
+                requests = new RequestPlaneClient(settings, counters, scheduler);
             }
             home = callHome;
             plane = requests;
         }
         DynamoClientImpl[] holder = new DynamoClientImpl[1];
         DynamoClientImpl client = new DynamoClientImpl(endpoint, mode, settings, counters, listeners, plane, home, executor,
-                scheduler, discovery, () -> clients.remove(holder[0]));
+                discovery, () -> clients.remove(holder[0]));
         holder[0] = client;
         clients.add(client);
         return client;

@@ -57,12 +57,23 @@ import java.util.Objects;
  * @param maxServerConnections  request-plane connections the server holds at once; more are closed on arrival
  * @param shutdownGrace         how long closing waits for requests in flight to finish, after deregistering and
  *                              before closing their streams
+ * @param requestConnectionIdleTimeout how long a caller keeps a request-plane connection to a worker that carries
+ *                              no request; then it is closed, and the next call opens a new one
+ *                              ({@code DYN_TCP_HOST_IDLE_TTL_SECS}, seconds; default
+ *                              {@value #DEFAULT_REQUEST_CONNECTION_IDLE_TIMEOUT_SECONDS}, Dynamo's idle host TTL)
+ * @param serverConnectionIdleTimeout how long the request-plane server keeps an accepted connection that brings no
+ *                              request frame; then it is closed (Dynamo's own worker never closes one; this bounds
+ *                              what a caller that vanished without closing holds). Default
+ *                              {@value #DEFAULT_SERVER_CONNECTION_IDLE_TIMEOUT_SECONDS} s: longer than any Dynamo
+ *                              1.6 caller keeps an idle connection (its idle host TTL, swept every half TTL), so a
+ *                              worker never closes one such a caller is about to reuse
  */
 public record DynamoSettings(DiscoveryBackend discoveryBackend, Path fileKvDirectory, Duration fileKvTtl,
         List<URI> etcdEndpoints, Duration etcdLeaseTtl, Duration etcdRequestTimeout, String rpcHost, int rpcPort,
         String responseStreamHost, int responseStreamPort, PayloadCodec servedCodec, int maxMessageSize,
         Duration connectTimeout, Duration ackTimeout, Duration callHomeTimeout, Duration streamIdleTimeout,
-        Duration frameReadTimeout, int maxConcurrentRequests, int maxServerConnections, Duration shutdownGrace) {
+        Duration frameReadTimeout, int maxConcurrentRequests, int maxServerConnections, Duration shutdownGrace,
+        Duration requestConnectionIdleTimeout, Duration serverConnectionIdleTimeout) {
 
     /** Dynamo's default discovery backend. */
     public static final DiscoveryBackend DEFAULT_DISCOVERY_BACKEND = DiscoveryBackend.ETCD;
@@ -94,6 +105,10 @@ public record DynamoSettings(DiscoveryBackend discoveryBackend, Path fileKvDirec
     public static final int DEFAULT_MAX_SERVER_CONNECTIONS = 1024;
     /** Default {@link #shutdownGrace}. */
     public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
+    /** Default {@link #requestConnectionIdleTimeout}, in seconds (Dynamo 1.6's {@code DYN_TCP_HOST_IDLE_TTL_SECS}). */
+    public static final int DEFAULT_REQUEST_CONNECTION_IDLE_TIMEOUT_SECONDS = 300;
+    /** Default {@link #serverConnectionIdleTimeout}, in seconds: twice the callers' default. */
+    public static final int DEFAULT_SERVER_CONNECTION_IDLE_TIMEOUT_SECONDS = 600;
 
     public DynamoSettings {
         Objects.requireNonNull(discoveryBackend, "discoveryBackend");
@@ -142,6 +157,8 @@ public record DynamoSettings(DiscoveryBackend discoveryBackend, Path fileKvDirec
         if (shutdownGrace == null || shutdownGrace.isNegative()) {
             throw new IllegalArgumentException("shutdownGrace must be zero or positive, was " + shutdownGrace);
         }
+        requirePositive(requestConnectionIdleTimeout, "requestConnectionIdleTimeout");
+        requirePositive(serverConnectionIdleTimeout, "serverConnectionIdleTimeout");
     }
 
     private static void requirePositive(Duration duration, String name) {
@@ -225,6 +242,11 @@ public record DynamoSettings(DiscoveryBackend discoveryBackend, Path fileKvDirec
         if (maxMessage != null) {
             builder.maxMessageSize(variable("DYN_TCP_MAX_MESSAGE_SIZE", maxMessage, Integer::parseInt));
         }
+        String hostIdleTtl = value(environment, "DYN_TCP_HOST_IDLE_TTL_SECS");
+        if (hostIdleTtl != null) {
+            builder.requestConnectionIdleTimeout(Duration.ofSeconds(variable("DYN_TCP_HOST_IDLE_TTL_SECS", hostIdleTtl,
+                    DynamoSettings::positiveSeconds)));
+        }
         String requestPlane = value(environment, "DYN_REQUEST_PLANE");
         if (requestPlane != null && !requestPlane.trim().equalsIgnoreCase("tcp")) {
             throw new IllegalArgumentException("DYN_REQUEST_PLANE=" + requestPlane + " is not supported by"
@@ -255,6 +277,14 @@ public record DynamoSettings(DiscoveryBackend discoveryBackend, Path fileKvDirec
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(name + "=" + value + ": " + e.getMessage(), e);
         }
+    }
+
+    private static long positiveSeconds(String text) {
+        long seconds = Long.parseLong(text);
+        if (seconds < 1) {
+            throw new IllegalArgumentException("must be at least 1 second");
+        }
+        return seconds;
     }
 
     private static List<URI> parseEndpoints(String text) {
@@ -329,6 +359,8 @@ public record DynamoSettings(DiscoveryBackend discoveryBackend, Path fileKvDirec
         private int maxConcurrentRequests = DEFAULT_MAX_CONCURRENT_REQUESTS;
         private int maxServerConnections = DEFAULT_MAX_SERVER_CONNECTIONS;
         private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
+        private Duration requestConnectionIdleTimeout = Duration.ofSeconds(DEFAULT_REQUEST_CONNECTION_IDLE_TIMEOUT_SECONDS);
+        private Duration serverConnectionIdleTimeout = Duration.ofSeconds(DEFAULT_SERVER_CONNECTION_IDLE_TIMEOUT_SECONDS);
 
         private Builder() {
         }
@@ -354,6 +386,8 @@ public record DynamoSettings(DiscoveryBackend discoveryBackend, Path fileKvDirec
             maxConcurrentRequests = s.maxConcurrentRequests;
             maxServerConnections = s.maxServerConnections;
             shutdownGrace = s.shutdownGrace;
+            requestConnectionIdleTimeout = s.requestConnectionIdleTimeout;
+            serverConnectionIdleTimeout = s.serverConnectionIdleTimeout;
         }
 
         public Builder discoveryBackend(DiscoveryBackend value) {
@@ -456,12 +490,23 @@ public record DynamoSettings(DiscoveryBackend discoveryBackend, Path fileKvDirec
             return this;
         }
 
+        public Builder requestConnectionIdleTimeout(Duration value) {
+            requestConnectionIdleTimeout = value;
+            return this;
+        }
+
+        public Builder serverConnectionIdleTimeout(Duration value) {
+            serverConnectionIdleTimeout = value;
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming a setting out of range */
         public DynamoSettings build() {
             return new DynamoSettings(discoveryBackend, fileKvDirectory, fileKvTtl, etcdEndpoints, etcdLeaseTtl,
                     etcdRequestTimeout, rpcHost, rpcPort, responseStreamHost, responseStreamPort, servedCodec,
                     maxMessageSize, connectTimeout, ackTimeout, callHomeTimeout, streamIdleTimeout, frameReadTimeout,
-                    maxConcurrentRequests, maxServerConnections, shutdownGrace);
+                    maxConcurrentRequests, maxServerConnections, shutdownGrace, requestConnectionIdleTimeout,
+                    serverConnectionIdleTimeout);
         }
     }
 }

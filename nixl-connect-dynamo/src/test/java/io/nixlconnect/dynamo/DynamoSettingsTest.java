@@ -27,6 +27,10 @@ class DynamoSettingsTest {
         assertThat(defaults.rpcPort()).isZero();
         assertThat(defaults.responseStreamHost()).isEqualTo(defaults.rpcHost());
         assertThat(defaults.maxConcurrentRequests()).isEqualTo(DynamoSettings.DEFAULT_MAX_CONCURRENT_REQUESTS);
+        assertThat(defaults.requestConnectionIdleTimeout()).as("Dynamo's DYN_TCP_HOST_IDLE_TTL_SECS default")
+                .isEqualTo(Duration.ofSeconds(300));
+        assertThat(defaults.serverConnectionIdleTimeout()).as("longer than a Dynamo caller keeps an idle connection")
+                .isEqualTo(Duration.ofSeconds(600)).isGreaterThan(defaults.requestConnectionIdleTimeout().multipliedBy(3).dividedBy(2));
         assertThat(DynamoSettings.builder().build()).isEqualTo(defaults.toBuilder().build());
     }
 
@@ -38,7 +42,8 @@ class DynamoSettingsTest {
                 Map.entry("DYN_TCP_RPC_HOST", "10.1.2.3"), Map.entry("DYN_TCP_RPC_PORT", "4000"),
                 Map.entry("DYN_TCP_RESPONSE_STREAM_HOST", "10.1.2.4"), Map.entry("DYN_TCP_RESPONSE_STREAM_PORT", "4001"),
                 Map.entry("DYN_TCP_MAX_MESSAGE_SIZE", "1048576"), Map.entry("DYN_REQUEST_PLANE_CODEC", "json"),
-                Map.entry("DYN_REQUEST_PLANE", "tcp"), Map.entry("DYN_RESPONSE_PLANE", "tcp")));
+                Map.entry("DYN_REQUEST_PLANE", "tcp"), Map.entry("DYN_RESPONSE_PLANE", "tcp"),
+                Map.entry("DYN_TCP_HOST_IDLE_TTL_SECS", "42")));
         assertThat(settings.discoveryBackend()).isEqualTo(DiscoveryBackend.FILE);
         assertThat(settings.fileKvDirectory()).isEqualTo(Path.of("/var/kv"));
         assertThat(settings.etcdEndpoints()).containsExactly(URI.create("http://a:1"), URI.create("http://b:2"));
@@ -49,6 +54,7 @@ class DynamoSettingsTest {
         assertThat(settings.responseStreamPort()).isEqualTo(4001);
         assertThat(settings.maxMessageSize()).isEqualTo(1048576);
         assertThat(settings.servedCodec()).isEqualTo(PayloadCodec.JSON);
+        assertThat(settings.requestConnectionIdleTimeout()).isEqualTo(Duration.ofSeconds(42));
         assertThat(DynamoSettings.fromEnvironment(Map.of("TMPDIR", "/scratch")).fileKvDirectory())
                 .isEqualTo(Path.of("/scratch/dynamo_store_kv"));
         assertThat(DynamoSettings.fromEnvironment(Map.of("DYN_TCP_RPC_HOST", "10.9.9.9")).responseStreamHost())
@@ -71,6 +77,9 @@ class DynamoSettingsTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("DYN_TCP_RPC_PORT=eighty");
         assertThatThrownBy(() -> DynamoSettings.fromEnvironment(Map.of("DYN_REQUEST_PLANE_CODEC", "cbor")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("json or msgpack");
+        assertThatThrownBy(() -> DynamoSettings.fromEnvironment(Map.of("DYN_TCP_HOST_IDLE_TTL_SECS", "0")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("DYN_TCP_HOST_IDLE_TTL_SECS=0")
+                .hasMessageContaining("at least 1 second");
     }
 
     @Test
@@ -86,6 +95,10 @@ class DynamoSettingsTest {
         assertThatThrownBy(() -> DynamoSettings.builder().rpcPort(70000).build()).hasMessageContaining("rpcPort");
         assertThatThrownBy(() -> DynamoSettings.builder().fileKvTtl(Duration.ofMillis(10)).build())
                 .hasMessageContaining("fileKvTtl");
+        assertThatThrownBy(() -> DynamoSettings.builder().requestConnectionIdleTimeout(Duration.ZERO).build())
+                .hasMessageContaining("requestConnectionIdleTimeout");
+        assertThatThrownBy(() -> DynamoSettings.builder().serverConnectionIdleTimeout(Duration.ofSeconds(-1)).build())
+                .hasMessageContaining("serverConnectionIdleTimeout");
     }
 
     @Test

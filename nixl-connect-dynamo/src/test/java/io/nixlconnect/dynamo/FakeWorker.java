@@ -71,6 +71,8 @@ final class FakeWorker implements AutoCloseable {
     private final Path recordFile;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final PayloadCodec codec;
+    private final java.util.concurrent.atomic.AtomicInteger framesReceived = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger connectionsAccepted = new java.util.concurrent.atomic.AtomicInteger();
     volatile Script script;
 
     FakeWorker(Path kv, String endpoint, PayloadCodec codec, Script script) throws IOException {
@@ -95,6 +97,7 @@ final class FakeWorker implements AutoCloseable {
         while (!server.isClosed()) {
             try {
                 Socket socket = server.accept();
+                connectionsAccepted.incrementAndGet();
                 sockets.add(socket);
                 Thread thread = new Thread(() -> serve(socket), "fake-worker-connection");
                 thread.setDaemon(true);
@@ -110,12 +113,25 @@ final class FakeWorker implements AutoCloseable {
             FrameInput in = new FrameInput(socket, 30_000);
             for (int first; (first = in.beginFrame(0)) >= 0; ) {
                 RequestFrame frame = RequestFrame.read(in, first, 1 << 26);
+                framesReceived.incrementAndGet();
                 TwoPart payload = TwoPart.parse(frame.payload(), ControlMessages.MAX_CONTROL_HEADER);
                 ControlMessages.RequestControl control = ControlMessages.parseRequestHeader(payload.header());
                 script.handle(new Request(frame, control, payload.body(), socket.getOutputStream()));
             }
         } catch (Exception e) {
             // the script ended the connection, or the caller did
+        }
+        Closing asked = closing.remove(socket);
+        if (asked != null) {
+            try {
+                if (asked.reset()) {
+                    socket.setSoLinger(true, 0);
+                }
+                socket.close();
+            } catch (IOException e) {
+                // closed
+            }
+            asked.closed().countDown();
         }
     }
 
@@ -127,6 +143,42 @@ final class FakeWorker implements AutoCloseable {
     void deregister() throws IOException {
         Files.deleteIfExists(recordFile);
     }
+
+    /** Request frames read whole, on all connections. */
+    int framesReceived() {
+        return framesReceived.get();
+    }
+
+    int connectionsAccepted() {
+        return connectionsAccepted.get();
+    }
+
+    /**
+     * Closes every request connection accepted so far, as a worker that restarted or dropped them: with a FIN, or
+     * ({@code reset}) with a reset. Each is closed by its own serving thread once its read has ended (a socket closed
+     * under a blocked read is released only when that read returns), so on loopback the caller's socket has the FIN
+     * or the reset when this returns.
+     */
+    void closeConnections(boolean reset) throws Exception {
+        List<java.util.concurrent.CountDownLatch> done = new java.util.ArrayList<>();
+        for (Socket socket : sockets) {
+            java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+            closing.put(socket, new Closing(reset, closed));
+            done.add(closed);
+            socket.shutdownInput(); // the serving thread's read ends; it closes the socket as asked
+            sockets.remove(socket);
+        }
+        for (java.util.concurrent.CountDownLatch closed : done) {
+            if (!closed.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new IllegalStateException("a fake worker connection did not close");
+            }
+        }
+    }
+
+    private record Closing(boolean reset, java.util.concurrent.CountDownLatch closed) {
+    }
+
+    private final java.util.Map<Socket, Closing> closing = new java.util.concurrent.ConcurrentHashMap<>();
 
     PayloadCodec codec() {
         return codec;

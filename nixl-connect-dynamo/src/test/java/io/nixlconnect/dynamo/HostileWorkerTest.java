@@ -104,6 +104,34 @@ class HostileWorkerTest {
                 .hasMessageContaining("did not call home");
     }
 
+    /** The deadlines have no timer per call, but one sweep armed while calls wait: each call still gets its own. */
+    @Test
+    void everyCallWhoseAcknowledgementOrCallHomeNeverComesTimesOutNoEarlierThanItsLimit() throws Exception {
+        DynamoClient silent = clientOf(request -> { }, settings -> settings.ackTimeout(Duration.ofMillis(400))
+                .callHomeTimeout(Duration.ofMillis(400)));
+        DynamoClient acknowledging = clientOf(request -> request.ack(""), settings -> settings
+                .ackTimeout(Duration.ofMillis(400)).callHomeTimeout(Duration.ofMillis(400)));
+        for (int i = 0; i < 3; i++) {
+            long started = System.nanoTime();
+            assertThatThrownBy(() -> silent.call(Map.of())).isInstanceOf(DynamoTimeoutException.class)
+                    .hasMessageContaining("did not acknowledge");
+            assertThat(System.nanoTime() - started).isGreaterThanOrEqualTo(Duration.ofMillis(400).toNanos());
+            started = System.nanoTime();
+            assertThatThrownBy(() -> acknowledging.call(Map.of())).isInstanceOf(DynamoTimeoutException.class)
+                    .hasMessageContaining("did not call home");
+            assertThat(System.nanoTime() - started).isGreaterThanOrEqualTo(Duration.ofMillis(400).toNanos());
+        }
+        // overlapping calls, each timed out on its own
+        List<java.util.concurrent.CompletableFuture<ResponseStream>> calls = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            calls.add(acknowledging.callAsync(Map.of()));
+        }
+        for (java.util.concurrent.CompletableFuture<ResponseStream> call : calls) {
+            assertThatThrownBy(() -> call.get(30, java.util.concurrent.TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(DynamoTimeoutException.class);
+        }
+    }
+
     @Test
     void aCallHomeForAnotherSubjectIsRefusedAndCounted() throws Exception {
         DynamoClient client = clientOf(request -> {

@@ -154,6 +154,40 @@ class JavaCallsPythonInteropTest {
         assertThat(worker.all("CANCELLED")).isEmpty();
     }
 
+    /**
+     * A worker restarted at the same address: the pooled connection to the one that died is found closed before the
+     * next request is written on it and dropped, and the call goes over a new connection on its first try.
+     */
+    @Test
+    void aCallAfterThePythonWorkerRestartedOnTheSamePortGoesOverANewConnection() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        Map<String, String> samePort = Map.of("DYN_TCP_RPC_PORT", String.valueOf(port));
+        PythonProcess first = worker("interop.restart.generate", samePort, "--mode", "echo");
+        DynamoRuntime runtime = closed.later(TestRuntimes.fileRuntime(kv));
+        DynamoClient client = runtime.client("interop.restart.generate");
+        DynamoInstance before = client.waitForInstances(START).get(0);
+        assertThat(before.port()).isEqualTo(port);
+        try (ResponseStream stream = client.callInstance(before.instanceId(), Map.of("request", 1L))) {
+            assertThat(stream.readAll()).extracting(DynamoResponse::data).containsExactly(Map.of("request", 1L));
+        }
+        first.kill();
+        first.awaitExit(START);
+        PythonProcess second = worker("interop.restart.generate", samePort, "--mode", "echo");
+        long restarted = Long.parseUnsignedLong(PythonProcess.field(second.all("READY").get(0), "instance"), 16);
+        await().atMost(START).until(() -> client.instances().stream().anyMatch(i -> i.instanceId() == restarted));
+        DynamoCounters beforeCall = runtime.counters();
+        try (ResponseStream stream = client.callInstance(restarted, Map.of("request", 2L))) {
+            assertThat(stream.readAll()).extracting(DynamoResponse::data).containsExactly(Map.of("request", 2L));
+        }
+        DynamoCounters after = runtime.counters();
+        assertThat(after.callsFailed()).isZero();
+        assertThat(after.requestConnectionsOpened() - beforeCall.requestConnectionsOpened())
+                .as("one new connection for the restarted worker").isEqualTo(1);
+    }
+
     @Test
     void anOverloadedPythonWorkerRefusesWithServerOverloaded() throws Exception {
         worker("interop.busy.generate", Map.of("DYN_TCP_WORKER_POOL_SIZE", "1", "DYN_TCP_WORK_QUEUE_SIZE", "1"),

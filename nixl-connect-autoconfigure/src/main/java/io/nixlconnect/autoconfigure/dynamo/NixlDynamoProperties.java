@@ -94,6 +94,19 @@ public class NixlDynamoProperties implements Validator {
     /** On shutdown, after deregistering: how long requests in flight get to finish before their streams are closed. */
     private Duration shutdownGrace = DynamoSettings.DEFAULT_SHUTDOWN_GRACE;
 
+    /**
+     * How long a caller keeps a request-plane connection to a worker that carries no request; then it is closed.
+     * Unset: DYN_TCP_HOST_IDLE_TTL_SECS (seconds), else 300s (Dynamo's).
+     */
+    private Duration requestConnectionIdleTimeout;
+
+    /**
+     * How long the request-plane server keeps an accepted connection that brings no request; then it is closed.
+     * Keep it longer than callers keep theirs (Dynamo's: up to 1.5 x 300s).
+     */
+    private Duration serverConnectionIdleTimeout = Duration.ofSeconds(
+            DynamoSettings.DEFAULT_SERVER_CONNECTION_IDLE_TIMEOUT_SECONDS);
+
     @Override
     public boolean supports(Class<?> type) {
         return NixlDynamoProperties.class.isAssignableFrom(type);
@@ -275,5 +288,21 @@ public class NixlDynamoProperties implements Validator {
 
     public void setShutdownGrace(Duration shutdownGrace) {
         this.shutdownGrace = shutdownGrace;
+    }
+
+    public Duration getRequestConnectionIdleTimeout() {
+        return requestConnectionIdleTimeout;
+    }
+
+    public void setRequestConnectionIdleTimeout(Duration requestConnectionIdleTimeout) {
+        this.requestConnectionIdleTimeout = requestConnectionIdleTimeout;
+    }
+
+    public Duration getServerConnectionIdleTimeout() {
+        return serverConnectionIdleTimeout;
+    }
+
+    public void setServerConnectionIdleTimeout(Duration serverConnectionIdleTimeout) {
+        this.serverConnectionIdleTimeout = serverConnectionIdleTimeout;
     }
 }

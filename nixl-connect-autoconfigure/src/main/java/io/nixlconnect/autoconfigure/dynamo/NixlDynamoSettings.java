@@ -20,7 +20,8 @@ public final class NixlDynamoSettings {
     public static final List<String> VARIABLES = List.of("DYN_DISCOVERY_BACKEND", "TMPDIR", "DYN_FILE_KV",
             "ETCD_ENDPOINTS", "ETCD_LEASE_TTL", "ETCD_AUTH_USERNAME", "ETCD_AUTH_CLIENT_CERT", "DYN_TCP_RPC_HOST",
             "DYN_TCP_RPC_PORT", "DYN_TCP_RESPONSE_STREAM_HOST", "DYN_TCP_RESPONSE_STREAM_PORT",
-            "DYN_REQUEST_PLANE_CODEC", "DYN_TCP_MAX_MESSAGE_SIZE", "DYN_REQUEST_PLANE", "DYN_RESPONSE_PLANE");
+            "DYN_REQUEST_PLANE_CODEC", "DYN_TCP_MAX_MESSAGE_SIZE", "DYN_TCP_HOST_IDLE_TTL_SECS", "DYN_REQUEST_PLANE",
+            "DYN_RESPONSE_PLANE");
 
     private NixlDynamoSettings() {
     }
@@ -84,6 +85,9 @@ public final class NixlDynamoSettings {
             }
             builder.maxMessageSize((int) bytes);
         }
+        if (properties.getRequestConnectionIdleTimeout() != null) {
+            builder.requestConnectionIdleTimeout(properties.getRequestConnectionIdleTimeout());
+        }
         return builder.fileKvTtl(properties.getFileKvTtl())
                 .etcdRequestTimeout(properties.getEtcdRequestTimeout())
                 .connectTimeout(properties.getConnectTimeout())
@@ -94,6 +98,7 @@ public final class NixlDynamoSettings {
                 .maxConcurrentRequests(properties.getMaxConcurrentRequests())
                 .maxServerConnections(properties.getMaxServerConnections())
                 .shutdownGrace(properties.getShutdownGrace())
+                .serverConnectionIdleTimeout(properties.getServerConnectionIdleTimeout())
                 .build();
     }
 

@@ -60,7 +60,7 @@ class NixlDynamoDocsTests {
                 properties.add(name);
             }
         }
-        assertThat(properties).hasSize(21);
+        assertThat(properties).hasSize(23);
         assertThat(documented).isEqualTo(properties);
     }
 

@@ -44,6 +44,7 @@ class NixlDynamoPropertiesTests {
         environment.put("DYN_TCP_RESPONSE_STREAM_PORT", "7002");
         environment.put("DYN_REQUEST_PLANE_CODEC", "json");
         environment.put("DYN_TCP_MAX_MESSAGE_SIZE", "1048576");
+        environment.put("DYN_TCP_HOST_IDLE_TTL_SECS", "45");
         environment.put("DYN_REQUEST_PLANE", "tcp");
         environment.put("DYN_RESPONSE_PLANE", "tcp");
         return environment;
@@ -64,6 +65,7 @@ class NixlDynamoPropertiesTests {
         assertThat(properties.getResponseStreamPort()).isNull();
         assertThat(properties.getServedCodec()).isNull();
         assertThat(properties.getMaxMessageSize()).isNull();
+        assertThat(properties.getRequestConnectionIdleTimeout()).isNull();
         // The rest: the module's defaults.
         assertThat(properties.getFileKvTtl()).isEqualTo(library.fileKvTtl());
         assertThat(properties.getEtcdRequestTimeout()).isEqualTo(library.etcdRequestTimeout());
@@ -75,6 +77,7 @@ class NixlDynamoPropertiesTests {
         assertThat(properties.getMaxConcurrentRequests()).isEqualTo(library.maxConcurrentRequests());
         assertThat(properties.getMaxServerConnections()).isEqualTo(library.maxServerConnections());
         assertThat(properties.getShutdownGrace()).isEqualTo(library.shutdownGrace());
+        assertThat(properties.getServerConnectionIdleTimeout()).isEqualTo(library.serverConnectionIdleTimeout());
     }
 
     @Test
@@ -98,6 +101,8 @@ class NixlDynamoPropertiesTests {
         properties.setMaxMessageSize(DataSize.ofMegabytes(2));
         properties.setAckTimeout(Duration.ofSeconds(3));
         properties.setMaxConcurrentRequests(9);
+        properties.setRequestConnectionIdleTimeout(Duration.ofSeconds(20));
+        properties.setServerConnectionIdleTimeout(Duration.ofMinutes(3));
         DynamoSettings settings = NixlDynamoSettings.settings(properties, workerEnvironment());
         assertThat(settings.discoveryBackend()).isEqualTo(DiscoveryBackend.ETCD);
         assertThat(settings.fileKvDirectory()).isEqualTo(Path.of("/elsewhere"));
@@ -112,6 +117,9 @@ class NixlDynamoPropertiesTests {
         assertThat(settings.maxMessageSize()).isEqualTo(2 * 1024 * 1024);
         assertThat(settings.ackTimeout()).isEqualTo(Duration.ofSeconds(3));
         assertThat(settings.maxConcurrentRequests()).isEqualTo(9);
+        assertThat(settings.requestConnectionIdleTimeout()).as("over DYN_TCP_HOST_IDLE_TTL_SECS")
+                .isEqualTo(Duration.ofSeconds(20));
+        assertThat(settings.serverConnectionIdleTimeout()).isEqualTo(Duration.ofMinutes(3));
     }
 
     @Test
@@ -171,6 +179,8 @@ class NixlDynamoPropertiesTests {
         assertThat(duration(defaults, "stream-idle-timeout")).isEqualTo(DynamoSettings.DEFAULT_STREAM_IDLE_TIMEOUT);
         assertThat(duration(defaults, "frame-read-timeout")).isEqualTo(DynamoSettings.DEFAULT_FRAME_READ_TIMEOUT);
         assertThat(duration(defaults, "shutdown-grace")).isEqualTo(DynamoSettings.DEFAULT_SHUTDOWN_GRACE);
+        assertThat(duration(defaults, "server-connection-idle-timeout"))
+                .isEqualTo(Duration.ofSeconds(DynamoSettings.DEFAULT_SERVER_CONNECTION_IDLE_TIMEOUT_SECONDS));
         assertThat(defaults.get("nixl.connect.dynamo.max-concurrent-requests").asInt())
                 .isEqualTo(DynamoSettings.DEFAULT_MAX_CONCURRENT_REQUESTS);
         assertThat(defaults.get("nixl.connect.dynamo.max-server-connections").asInt())
@@ -178,7 +188,7 @@ class NixlDynamoPropertiesTests {
         // Those a Dynamo variable covers show no default: it depends on the environment.
         for (String name : List.of("discovery-backend", "file-kv-directory", "etcd-endpoints", "etcd-lease-ttl",
                 "rpc-host", "rpc-port", "response-stream-host", "response-stream-port", "served-codec",
-                "max-message-size")) {
+                "max-message-size", "request-connection-idle-timeout")) {
             assertThat(defaults).doesNotContainKey("nixl.connect.dynamo." + name);
         }
     }

@@ -22,11 +22,15 @@ public final class Counters {
     public final LongAdder oversizedFrames = new LongAdder();
     public final LongAdder discoveryEntriesRejected = new LongAdder();
     public final LongAdder discoveryErrors = new LongAdder();
+    public final LongAdder requestConnectionsOpened = new LongAdder();
+    public final LongAdder requestConnectionsReplaced = new LongAdder();
+    public final LongAdder idleConnectionsClosed = new LongAdder();
 
     public DynamoCounters snapshot() {
         return new DynamoCounters(callsStarted.sum(), callsFailed.sum(), callsRefused.sum(), callsInFlight.get(),
                 requestsServed.sum(), requestsRefusedOverloaded.sum(), requestsRefusedOther.sum(),
                 requestsInFlight.get(), handlerErrors.sum(), callHomeFailures.sum(), streamsCancelled.sum(),
-                protocolErrors.sum(), oversizedFrames.sum(), discoveryEntriesRejected.sum(), discoveryErrors.sum());
+                protocolErrors.sum(), oversizedFrames.sum(), discoveryEntriesRejected.sum(), discoveryErrors.sum(),
+                requestConnectionsOpened.sum(), requestConnectionsReplaced.sum(), idleConnectionsClosed.sum());
     }
 }

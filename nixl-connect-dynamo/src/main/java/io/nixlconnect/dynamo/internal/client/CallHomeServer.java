@@ -1,6 +1,9 @@
 package io.nixlconnect.dynamo.internal.client;
 
 import io.nixlconnect.dynamo.DynamoException;
+import io.nixlconnect.dynamo.DynamoInstance;
+import io.nixlconnect.dynamo.DynamoTimeoutException;
+import io.nixlconnect.dynamo.EndpointId;
 import io.nixlconnect.dynamo.DynamoProtocolException;
 import io.nixlconnect.dynamo.DynamoSettings;
 import io.nixlconnect.dynamo.DynamoWorkerException;
@@ -20,7 +23,11 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,16 +50,24 @@ public final class CallHomeServer implements AutoCloseable {
     private final String address;
     private final Map<String, PendingCall> pending = new ConcurrentHashMap<>();
     private final Semaphore handshakes = new Semaphore(MAX_HANDSHAKES);
+    private final ScheduledExecutorService scheduler;
+    private final AtomicBoolean sweepArmed = new AtomicBoolean();
     private volatile boolean closed;
 
     /** A request waiting for its worker to call home. */
     public static final class PendingCall {
         final String subject;
+        final EndpointId endpoint;
+        final DynamoInstance instance;
         final CompletableFuture<Connected> connected = new CompletableFuture<>();
         volatile long deadlineNanos;
+        /** When the worker must have called home by, once it acknowledged the request; 0 before. */
+        volatile long callHomeDeadlineNanos;
 
-        PendingCall(String subject) {
+        PendingCall(String subject, EndpointId endpoint, DynamoInstance instance) {
             this.subject = subject;
+            this.endpoint = endpoint;
+            this.instance = instance;
         }
     }
 
@@ -60,10 +75,12 @@ public final class CallHomeServer implements AutoCloseable {
     public record Connected(Socket socket, FrameInput in) {
     }
 
-    public CallHomeServer(DynamoSettings settings, Counters counters, ExecutorService executor, String advertisedHost) {
+    public CallHomeServer(DynamoSettings settings, Counters counters, ExecutorService executor,
+            ScheduledExecutorService scheduler, String advertisedHost) {
         this.settings = settings;
         this.counters = counters;
         this.executor = executor;
+        this.scheduler = scheduler;
         try {
             server = new ServerSocket();
             server.setReuseAddress(true);
@@ -83,8 +100,8 @@ public final class CallHomeServer implements AutoCloseable {
         return address;
     }
 
-    public PendingCall register(String subject) {
-        PendingCall call = new PendingCall(subject);
+    public PendingCall register(String subject, EndpointId endpoint, DynamoInstance instance) {
+        PendingCall call = new PendingCall(subject, endpoint, instance);
         call.deadlineNanos = System.nanoTime() + settings.ackTimeout().toNanos() + settings.callHomeTimeout().toNanos();
         pending.put(subject, call);
         return call;
@@ -93,6 +110,64 @@ public final class CallHomeServer implements AutoCloseable {
     /** Stops waiting for a subject (the call failed or was cancelled before its worker called home). */
     public void forget(PendingCall call) {
         pending.remove(call.subject, call);
+    }
+
+    /**
+     * The worker acknowledged the call: it has {@code callHomeTimeout} to call home. No timer per call (scheduling and
+     * cancelling one woke the timer thread twice per call): one sweep is armed while calls wait, for the earliest of
+     * their deadlines, which later calls' deadlines never precede.
+     */
+    public void armCallHomeTimeout(PendingCall call) {
+        long deadline = System.nanoTime() + settings.callHomeTimeout().toNanos();
+        call.deadlineNanos = deadline;
+        call.callHomeDeadlineNanos = deadline;
+        armSweep(settings.callHomeTimeout().toNanos());
+    }
+
+    private void armSweep(long delayNanos) {
+        if (closed || !sweepArmed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            scheduler.schedule(this::sweep, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            sweepArmed.set(false); // the runtime is closing
+        }
+    }
+
+    /** Fails the calls whose worker acknowledged but has not called home in time; re-arms for the others. */
+    private void sweep() {
+        sweepArmed.set(false);
+        long now = System.nanoTime();
+        long next = Long.MAX_VALUE;
+        for (PendingCall call : pending.values()) {
+            long deadline = call.callHomeDeadlineNanos;
+            if (deadline == 0 || call.connected.isDone()) {
+                continue;
+            }
+            if (deadline - now <= 0) {
+                forget(call);
+                call.connected.completeExceptionally(new DynamoTimeoutException("instance "
+                        + call.instance.instanceIdHex() + " of " + call.endpoint + " acknowledged the request but did"
+                        + " not call home with its response stream within " + settings.callHomeTimeout().toMillis()
+                        + " ms (callHomeTimeout)"));
+            } else {
+                next = Math.min(next, deadline - now);
+            }
+        }
+        if (next != Long.MAX_VALUE) {
+            armSweep(next);
+        }
+    }
+
+    /** Fails the calls to an instance of an endpoint that have not been called home yet (it left discovery). */
+    public void failWaiting(EndpointId endpoint, long instanceId, DynamoException failure) {
+        for (PendingCall call : pending.values()) {
+            if (call.instance.instanceId() == instanceId && call.endpoint.equals(endpoint)) {
+                forget(call);
+                call.connected.completeExceptionally(failure);
+            }
+        }
     }
 
     private void acceptLoop() {

@@ -6,12 +6,12 @@ import io.nixlconnect.dynamo.DynamoInstance;
 import io.nixlconnect.dynamo.DynamoInstanceUnavailableException;
 import io.nixlconnect.dynamo.DynamoRefusedException;
 import io.nixlconnect.dynamo.DynamoSettings;
-import io.nixlconnect.dynamo.DynamoTimeoutException;
 import io.nixlconnect.dynamo.EndpointId;
 import io.nixlconnect.dynamo.ResponseStream;
 import io.nixlconnect.dynamo.RouterMode;
 import io.nixlconnect.dynamo.internal.Counters;
 import io.nixlconnect.dynamo.internal.Listeners;
+import io.nixlconnect.dynamo.internal.RandomIds;
 import io.nixlconnect.dynamo.internal.codec.Payloads;
 import io.nixlconnect.dynamo.internal.discovery.Discovery;
 import io.nixlconnect.dynamo.internal.wire.ControlMessages;
@@ -24,16 +24,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
@@ -48,23 +44,16 @@ public final class DynamoClientImpl implements DynamoClient {
     private final RequestPlaneClient requests;
     private final CallHomeServer callHome;
     private final ExecutorService executor;
-    private final ScheduledExecutorService scheduler;
     private final Discovery.Watch watch;
     private final Runnable onClose;
     private final AtomicLong next = new AtomicLong();
     private final Object instancesChanged = new Object();
-    /**
-     * Calls waiting for their worker to call home, by instance: failed when it leaves discovery, as Dynamo's client
-     * cancels its pending streams. Streams already open go on (a worker leaving discovery to shut down gracefully
-     * finishes them); a worker that died breaks them by its connection.
-     */
-    private final Map<Long, Set<Object>> inFlight = new ConcurrentHashMap<>();
     private volatile List<DynamoInstance> instances = List.of();
     private volatile boolean closed;
 
     public DynamoClientImpl(EndpointId endpoint, RouterMode mode, DynamoSettings settings, Counters counters,
             Listeners listeners, RequestPlaneClient requests, CallHomeServer callHome, ExecutorService executor,
-            ScheduledExecutorService scheduler, Discovery discovery, Runnable onClose) {
+            Discovery discovery, Runnable onClose) {
         this.endpoint = endpoint;
         this.mode = mode;
         this.settings = settings;
@@ -73,7 +62,6 @@ public final class DynamoClientImpl implements DynamoClient {
         this.requests = requests;
         this.callHome = callHome;
         this.executor = executor;
-        this.scheduler = scheduler;
         this.onClose = onClose;
         this.watch = discovery.watch(endpoint, this::update);
         this.instances = watch.instances();
@@ -88,19 +76,12 @@ public final class DynamoClientImpl implements DynamoClient {
         for (DynamoInstance instance : now) {
             before.remove(instance.instanceId());
         }
+        // Calls waiting for a departed instance to call home fail, as Dynamo's client cancels its pending streams.
+        // Streams already open go on (a worker leaving discovery to shut down gracefully finishes them); a worker
+        // that died breaks them by its connection.
         for (long gone : before) {
-            Set<Object> calls = inFlight.remove(gone);
-            if (calls == null) {
-                continue;
-            }
-            DynamoInstanceUnavailableException left = new DynamoInstanceUnavailableException("instance "
-                    + Long.toHexString(gone) + " of " + endpoint + " left discovery before it called home");
-            for (Object call : calls) {
-                if (call instanceof CallHomeServer.PendingCall pending) {
-                    callHome.forget(pending);
-                    pending.connected.completeExceptionally(left);
-                }
-            }
+            callHome.failWaiting(endpoint, gone, new DynamoInstanceUnavailableException("instance "
+                    + Long.toHexString(gone) + " of " + endpoint + " left discovery before it called home"));
         }
         synchronized (instancesChanged) {
             instancesChanged.notifyAll();
@@ -232,8 +213,8 @@ public final class DynamoClientImpl implements DynamoClient {
             return CompletableFuture.failedFuture(new DynamoException("the client of " + endpoint + " is closed"));
         }
         byte[] body = Payloads.encode(instance.codec(), request); // IllegalArgumentException: the caller's value
-        String requestId = UUID.randomUUID().toString();
-        String subject = UUID.randomUUID().toString();
+        String requestId = RandomIds.uuid();
+        String subject = RandomIds.uuid();
         byte[] header = ControlMessages.requestHeader(requestId, instance.codec(), callHome.address(), subject);
         byte[] payload = new TwoPart(header, body).encode();
         Map<String, String> headers = new LinkedHashMap<>();
@@ -247,11 +228,9 @@ public final class DynamoClientImpl implements DynamoClient {
         counters.callsStarted.increment();
         listeners.callStarted(endpoint, requestId);
         long started = System.nanoTime();
-        CallHomeServer.PendingCall pending = callHome.register(subject);
-        track(instance.instanceId(), pending);
+        CallHomeServer.PendingCall pending = callHome.register(subject, endpoint, instance);
         CompletableFuture<ResponseStream> result = new CompletableFuture<>();
         pending.connected.whenComplete((connected, failure) -> {
-            untrack(instance.instanceId(), pending);
             if (failure != null) {
                 callHome.forget(pending);
                 fail(result, failure, requestId, started);
@@ -279,7 +258,7 @@ public final class DynamoClientImpl implements DynamoClient {
                 pending.connected.completeExceptionally(new DynamoRefusedException("instance "
                         + instance.instanceIdHex() + " of " + endpoint + " refused the request: " + answer, answer));
             } else {
-                armCallHomeTimeout(instance, pending);
+                callHome.armCallHomeTimeout(pending);
             }
         });
         if (onCallingThread) {
@@ -294,29 +273,6 @@ public final class DynamoClientImpl implements DynamoClient {
         return result;
     }
 
-    private void armCallHomeTimeout(DynamoInstance instance, CallHomeServer.PendingCall pending) {
-        if (pending.connected.isDone()) {
-            return;
-        }
-        long millis = settings.callHomeTimeout().toMillis();
-        pending.deadlineNanos = System.nanoTime() + settings.callHomeTimeout().toNanos();
-        try {
-            java.util.concurrent.ScheduledFuture<?> timer = scheduler.schedule(() -> {
-                if (!pending.connected.isDone()) {
-                    callHome.forget(pending);
-                    pending.connected.completeExceptionally(new DynamoTimeoutException("instance "
-                            + instance.instanceIdHex() + " of " + endpoint + " acknowledged the request but did not call"
-                            + " home with its response stream within " + millis + " ms (callHomeTimeout)"));
-                }
-            }, millis, TimeUnit.MILLISECONDS);
-            // Off the timer's queue once the worker called home: a timer per call left to fire for nothing would
-            // wake the timer thread once per call, callHomeTimeout later.
-            pending.connected.whenComplete((connected, failure) -> timer.cancel(false));
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            pending.connected.completeExceptionally(new DynamoException("the runtime is closed"));
-        }
-    }
-
     private void fail(CompletableFuture<ResponseStream> result, Throwable failure, String requestId, long started) {
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
                 : failure;
@@ -326,17 +282,6 @@ public final class DynamoClientImpl implements DynamoClient {
         listeners.callEnded(endpoint, requestId, started, cause instanceof DynamoException dynamo ? dynamo
                 : new io.nixlconnect.dynamo.DynamoCancelledException("the call was cancelled: " + cause));
         result.completeExceptionally(cause);
-    }
-
-    private void track(long instanceId, Object call) {
-        inFlight.computeIfAbsent(instanceId, id -> ConcurrentHashMap.newKeySet()).add(call);
-    }
-
-    private void untrack(long instanceId, Object call) {
-        inFlight.computeIfPresent(instanceId, (id, calls) -> {
-            calls.remove(call);
-            return calls.isEmpty() ? null : calls;
-        });
     }
 
     @Override

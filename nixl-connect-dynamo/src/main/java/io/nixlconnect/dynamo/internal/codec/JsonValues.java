@@ -112,6 +112,48 @@ public final class JsonValues {
     }
 
     /**
+     * Whether {@code text} is written in JSON as it is, between quotes: printable ASCII without a quote or a
+     * backslash (what ids, addresses and endpoint paths are). The control documents built of such strings are written
+     * without a generator (see {@link #writePlainObject}); anything else goes through {@link #write}.
+     */
+    public static boolean plain(@Nullable String text) {
+        if (text == null) {
+            return false;
+        }
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A flat JSON object of {@link #plain} names and string values, byte for byte as {@link #write} writes it, without
+     * creating a generator: control documents are written once per call, mostly while the JIT has not compiled
+     * Jackson's generator yet. Falls back to {@link #write} when a name or value is not plain.
+     */
+    public static byte[] writePlainObject(String... namesAndValues) {
+        StringBuilder json = new StringBuilder(16 * namesAndValues.length);
+        json.append('{');
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            if (!plain(namesAndValues[i]) || !plain(namesAndValues[i + 1])) {
+                Map<String, Object> map = new LinkedHashMap<>();
+                for (int j = 0; j < namesAndValues.length; j += 2) {
+                    map.put(namesAndValues[j], namesAndValues[j + 1]);
+                }
+                return write(map);
+            }
+            if (i > 0) {
+                json.append(',');
+            }
+            json.append('"').append(namesAndValues[i]).append("\":\"").append(namesAndValues[i + 1]).append('"');
+        }
+        return json.append('}').toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    }
+
+    /**
      * The compact JSON of a value ({@link Values#normalize normalized} first).
      *
      * @throws IllegalArgumentException for a value no codec writes, or a float that JSON cannot carry (NaN, infinity)

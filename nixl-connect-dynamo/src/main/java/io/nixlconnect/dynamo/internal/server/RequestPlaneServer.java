@@ -203,12 +203,20 @@ public final class RequestPlaneServer implements AutoCloseable {
 
     private void serve(Socket socket) {
         WriteWatchdog.TimedOutput out = null;
+        boolean idleClose = false;
         try {
             socket.setTcpNoDelay(true);
             FrameInput in = new FrameInput(socket, settings.frameReadTimeout().toMillis());
             out = watchdog.watch(socket, settings.frameReadTimeout().toMillis());
+            long idleMillis = settings.serverConnectionIdleTimeout().toMillis();
             while (!closed) {
-                int first = in.beginFrame(0);
+                int first;
+                try {
+                    first = in.beginFrame(idleMillis);
+                } catch (java.net.SocketTimeoutException idle) {
+                    idleClose = true; // nothing for serverConnectionIdleTimeout: counted once the socket is closed
+                    return;
+                }
                 if (first < 0) {
                     return;
                 }
@@ -240,6 +248,11 @@ public final class RequestPlaneServer implements AutoCloseable {
         } finally {
             if (out != null) {
                 out.close();
+            }
+            if (idleClose) {
+                closeQuietly(socket);
+                counters.idleConnectionsClosed.increment();
+                LOG.debug("closed the idle request-plane connection from {}", socket.getRemoteSocketAddress());
             }
         }
     }

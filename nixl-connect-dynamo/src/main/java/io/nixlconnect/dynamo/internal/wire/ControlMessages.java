@@ -32,8 +32,25 @@ public final class ControlMessages {
     public record RequestControl(String id, PayloadCodec codec, String host, int port, String subject, String context) {
     }
 
-    /** The control header a caller sends, byte for byte as Dynamo 1.6's client writes it. */
+    /**
+     * The control header a caller sends, byte for byte as Dynamo 1.6's client writes it. Once per call: written without
+     * a JSON generator when its strings need no escaping (ids, an address), as they always do.
+     */
     public static byte[] requestHeader(String requestId, PayloadCodec codec, String address, String subject) {
+        String codecName = codec.wireName();
+        if (JsonValues.plain(requestId) && JsonValues.plain(address) && JsonValues.plain(subject)
+                && JsonValues.plain(codecName)) {
+            String text = "{\"id\":\"" + requestId + "\",\"request_type\":\"single_in\",\"response_type\":\"many_out\","
+                    + "\"payload_codec\":\"" + codecName + "\",\"connection_info\":{\"transport\":\"tcp_server\","
+                    + "\"info\":\"{\\\"address\\\":\\\"" + address + "\\\",\\\"subject\\\":\\\"" + subject
+                    + "\\\",\\\"context\\\":\\\"" + requestId + "\\\",\\\"stream_type\\\":\\\"response\\\"}\"}}";
+            return text.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        }
+        return requestHeaderThroughGenerator(requestId, codec, address, subject);
+    }
+
+    /** {@link #requestHeader} through the JSON generator: what any string is written by. */
+    static byte[] requestHeaderThroughGenerator(String requestId, PayloadCodec codec, String address, String subject) {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("address", address);
         info.put("subject", subject);
@@ -119,8 +136,26 @@ public final class ControlMessages {
         return JsonValues.write(handshake);
     }
 
+    private static final byte[] HANDSHAKE_START = "{\"subject\":\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] HANDSHAKE_END = "\",\"stream_type\":\"response\"}"
+            .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] PROLOGUE_CLEAN = "{\"error\":null}".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
     /** The subject a call-home handshake names. */
     public static String parseHandshake(byte[] bytes) {
+        // Dynamo's workers write {"subject":"<uuid>","stream_type":"response"}: read without a parser (once per call).
+        if (bytes.length > HANDSHAKE_START.length + HANDSHAKE_END.length && startsWith(bytes, HANDSHAKE_START, 0)
+                && startsWith(bytes, HANDSHAKE_END, bytes.length - HANDSHAKE_END.length)) {
+            int from = HANDSHAKE_START.length;
+            int to = bytes.length - HANDSHAKE_END.length;
+            boolean plain = true;
+            for (int i = from; i < to && plain; i++) {
+                plain = bytes[i] >= 0x20 && bytes[i] <= 0x7e && bytes[i] != '"' && bytes[i] != '\\';
+            }
+            if (plain) {
+                return new String(bytes, from, to - from, java.nio.charset.StandardCharsets.US_ASCII);
+            }
+        }
         Map<?, ?> handshake = object(JsonValues.parse(bytes, MAX_CONTROL_HEADER), "the call-home handshake");
         String subject = string(handshake, "subject", "the call-home handshake");
         String streamType = optionalString(handshake, "stream_type");
@@ -152,6 +187,9 @@ public final class ControlMessages {
 
     /** The worker's error from a prologue, or null when it has none. */
     public static @Nullable String parsePrologue(byte[] bytes) {
+        if (java.util.Arrays.equals(bytes, PROLOGUE_CLEAN)) {
+            return null; // the usual prologue, read without a parser
+        }
         Map<?, ?> prologue = object(JsonValues.parse(bytes, MAX_CONTROL_HEADER), "the response prologue");
         if (!prologue.containsKey("error")) {
             throw new DynamoProtocolException("the response prologue has no \"error\" field (" + VERSION + ")");
@@ -174,18 +212,36 @@ public final class ControlMessages {
         STOP("stop"), KILL("kill"), SENTINEL("sentinel");
 
         private final String wireName;
+        private final byte[] header;
 
         Control(String wireName) {
             this.wireName = wireName;
+            this.header = ("\"" + wireName + "\"").getBytes(java.nio.charset.StandardCharsets.UTF_8);
         }
 
         public byte[] header() {
-            return ("\"" + wireName + "\"").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            return header.clone();
         }
+    }
+
+    private static final Control[] CONTROLS = Control.values();
+
+    private static boolean startsWith(byte[] bytes, byte[] prefix, int at) {
+        for (int i = 0; i < prefix.length; i++) {
+            if (bytes[at + i] != prefix[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The control a header-only frame carries, or null when it is not one ({@code "stop"}, …). */
     public static @Nullable Control parseControl(byte[] bytes) {
+        for (Control control : CONTROLS) {
+            if (java.util.Arrays.equals(bytes, control.header)) {
+                return control; // as Dynamo writes it, read without a parser
+            }
+        }
         Object value;
         try {
             value = JsonValues.parse(bytes, MAX_CONTROL_HEADER);

@@ -27,7 +27,7 @@ public record RequestFrame(String path, Map<String, String> headers, byte[] payl
     /** The frame's bytes. */
     public static byte[] encode(String path, Map<String, String> headers, byte[] payload) {
         byte[] pathBytes = path.getBytes(StandardCharsets.UTF_8);
-        byte[] headerBytes = JsonValues.write(headers);
+        byte[] headerBytes = headers.size() == 2 ? twoHeaders(headers) : JsonValues.write(headers);
         if (pathBytes.length > 65535) {
             throw new IllegalArgumentException("endpoint path too long: " + pathBytes.length + " bytes");
         }
@@ -45,6 +45,14 @@ public record RequestFrame(String path, Map<String, String> headers, byte[] payl
         at = putU32(frame, at, payload.length);
         System.arraycopy(payload, 0, frame, at, payload.length);
         return frame;
+    }
+
+    /** A caller's two headers ({@code request-id}, {@code x-endpoint-path}), as {@link JsonValues#write} writes them. */
+    private static byte[] twoHeaders(Map<String, String> headers) {
+        java.util.Iterator<Map.Entry<String, String>> entries = headers.entrySet().iterator();
+        Map.Entry<String, String> first = entries.next();
+        Map.Entry<String, String> second = entries.next();
+        return JsonValues.writePlainObject(first.getKey(), first.getValue(), second.getKey(), second.getValue());
     }
 
     public static int encodedSize(int pathBytes, int headerBytes, int payloadBytes) {
