@@ -6,8 +6,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One NIXL agent's posted transfers until they end, and who polls each: the progress loop ({@link #pollRound}) or
@@ -15,6 +17,13 @@ import java.util.concurrent.atomic.LongAdder;
  * the agent alive: the loop's round holds it (the caller's), the waiting thread takes it for each check.
  */
 final class TransfersInFlight {
+
+    /** A waiting thread spins between checks this long: a small same-host transfer ends within it. */
+    static final long WAITING_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+    /** Then yields between checks until the wait is this long. */
+    static final long WAITING_YIELD_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** Then parks an eighth of the wait so far between checks, at most this long. */
+    static final long WAITING_MAX_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
 
     private final NixlAgentCore core;
     private final ProgressLoop progress;
@@ -66,6 +75,7 @@ final class TransfersInFlight {
      */
     void pollOnWaitingThread(NixlTransfer transfer) {
         Runnable outcome = null;
+        long waitStart = System.nanoTime();
         transfer.polledByWaitingThread = true;
         polledByWaitingThreads.incrementAndGet();
         try {
@@ -82,7 +92,9 @@ final class TransfersInFlight {
                 } finally {
                     core.lifecycle.readLock().unlock();
                 }
-                Thread.onSpinWait();
+                if (outcome == null) {
+                    pauseBetweenChecks(System.nanoTime() - waitStart);
+                }
             }
         } finally {
             polledByWaitingThreads.decrementAndGet();
@@ -98,6 +110,22 @@ final class TransfersInFlight {
             endedOnWaitingThreads.increment();
             // Outside the agent's lock: the operation's completion callbacks may close the connector from here.
             outcome.run();
+        }
+    }
+
+    /**
+     * Between two checks of a waiting thread's transfer: spins at first, then yields, then parks a growing pause, so
+     * that a transfer that waits on its peer (its remote completion, a large copy over TCP) does not keep a core
+     * spinning for all of its time: eight readers waiting on two cores took the cores the peers needed (issue 32).
+     * A check comes at most {@link #WAITING_MAX_PARK_NANOS} after the transfer ends.
+     */
+    static void pauseBetweenChecks(long waitedNanos) {
+        if (waitedNanos < WAITING_SPIN_NANOS) {
+            Thread.onSpinWait();
+        } else if (waitedNanos < WAITING_YIELD_NANOS) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(Math.min(waitedNanos >> 3, WAITING_MAX_PARK_NANOS));
         }
     }
 
