@@ -231,7 +231,8 @@ public class NixlConnectProperties implements Validator {
         /**
          * Whether NIXL's own progress thread runs beside this library's progress loop: it waits on UCX's event
          * descriptor and serves peers as their requests arrive, so agents waiting for readers cost no polling. Off:
-         * this library's loop alone drives NIXL, polling (and spinning after activity) for its peers' sake.
+         * this library's loop alone drives NIXL, polling (and spinning after activity) for its peers' sake. Off by
+         * default: with it on, closing a connector during transfers crashed the JVM in loaded CI runs (docs/nixl.md).
          */
         private boolean progressThread = NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS >= 0;
 
@@ -239,8 +240,7 @@ public class NixlConnectProperties implements Validator {
          * Longest wait of NIXL's progress thread on UCX's event descriptor between rounds (rounded up to a
          * millisecond; 0 spins a core).
          */
-        private Duration progressThreadDelay = Duration.ofNanos(
-                Math.max(0, NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS) * 1000);
+        private Duration progressThreadDelay = Duration.ofMillis(10);
 
         /**
          * How long a passive operation closed before its peer's notification keeps its memory registered for a

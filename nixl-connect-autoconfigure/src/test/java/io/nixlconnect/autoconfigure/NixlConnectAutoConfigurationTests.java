@@ -68,7 +68,7 @@ class NixlConnectAutoConfigurationTests {
                 "nixl.connect.embedded.advertised-address=10.1.2.3", "nixl.connect.embedded.max-connections-per-peer=3",
                 "nixl.connect.embedded.same-host-copy=false", "nixl.connect.embedded.tcp-streams=4",
                 "nixl.connect.embedded.max-ranges-per-request=4096",
-                "nixl.connect.nixl.backends=UCX,GDS", "nixl.connect.nixl.progress-thread-delay=250us",
+                "nixl.connect.nixl.backends=UCX,GDS", "nixl.connect.nixl.progress-thread=true", "nixl.connect.nixl.progress-thread-delay=250us",
                 "nixl.connect.nixl.backend-parameters.num_threads=4", "nixl.connect.nixl.library-path=/opt/nixl/lib",
                 "nixl.connect.nixl.drain-limit=750ms", "nixl.connect.nixl.max-kept-memory=256MB",
                 "nixl.connect.nixl.max-loaded-peers=100", "nixl.connect.nixl.peer-idle-limit=5m",
@@ -128,7 +128,7 @@ class NixlConnectAutoConfigurationTests {
             assertThat(options.maxMetadataSize()).isEqualTo(16 * 1024 * 1024);
             NixlSettings nixl = options.transport(NixlSettings.class).orElseThrow();
             assertThat(nixl.backends()).isEqualTo(List.of("UCX"));
-            assertThat(nixl.nixlProgressThreadDelayMicros()).isEqualTo(10_000);
+            assertThat(nixl.nixlProgressThreadDelayMicros()).isNegative();
             assertThat(properties.getCuda().getDeviceId()).isZero();
             assertThat(properties.getCuda().isRequired()).isFalse();
             assertThat(properties.getShutdown().getGracePeriod()).isEqualTo(Duration.ofSeconds(10));

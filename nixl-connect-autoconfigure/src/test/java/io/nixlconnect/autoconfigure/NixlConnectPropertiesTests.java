@@ -60,11 +60,11 @@ class NixlConnectPropertiesTests {
         assertThat(properties.getNixl().getBackends()).isEqualTo(nixl.backends());
         assertThat(properties.getNixl().getBackendParameters()).isEqualTo(nixl.backendParameters());
         assertThat(NixlConnectorFactory.nixl(properties.getNixl()).nixlProgressThreadDelayMicros())
-                .isEqualTo(nixl.nixlProgressThreadDelayMicros()).isEqualTo(10_000);
-        assertThat(properties.getNixl().isProgressThread()).isTrue();
+                .isEqualTo(nixl.nixlProgressThreadDelayMicros()).isNegative();
+        assertThat(properties.getNixl().isProgressThread()).isFalse();
         assertThat(properties.getNixl().getProgressThreadDelay()).isEqualTo(Duration.ofMillis(10));
-        properties.getNixl().setProgressThread(false);
-        assertThat(NixlConnectorFactory.nixl(properties.getNixl()).nixlProgressThreadDelayMicros()).isNegative();
+        properties.getNixl().setProgressThread(true);
+        assertThat(NixlConnectorFactory.nixl(properties.getNixl()).nixlProgressThreadDelayMicros()).isEqualTo(10_000);
         assertThat(properties.getNixl().getMaxLoadedPeers()).isEqualTo(nixl.maxLoadedPeers()).isEqualTo(512);
         assertThat(properties.getNixl().getPeerIdleLimit()).isEqualTo(nixl.peerIdleLimit())
                 .isEqualTo(Duration.ofMinutes(30));

@@ -78,9 +78,9 @@ final class NixlAgentCore implements ProgressLoop.Work {
         loader = new PeerLoader(this, peers, inFlight);
         reporter = new FailureReporter(this, peers, progress);
         long[] handle = new long[1];
-        // By default NIXL's progress thread is on with a pause: it waits on UCX's event descriptor, so it serves
-        // peers at once without polling (with no pause it spins a core: docs/nixl.md). Calls come from user threads,
-        // our loop and that thread at once, so NIXL's strict thread sync is on.
+        // NIXL's progress thread is off by default (closing under load crashed in UCX with it on: docs/nixl.md); on, it
+        // waits on UCX's event descriptor and serves peers without polling. Calls come from user threads, our loop
+        // and that thread at once, so NIXL's strict thread sync is on.
         long delay = settings.nixlProgressThreadDelayMicros();
         byte[] config = NixlCapi.agentConfig(delay >= 0, Math.max(delay, 0), NixlCapi.THREAD_SYNC_STRICT);
         check(NixlCapi.nixl_capi_create_configured_agent(name, config, handle), "create agent '" + name + "'");

@@ -9,7 +9,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Idle strategy: while one of the agent's transfers is in flight it never parks. Otherwise it paces itself by
  * who moves UCX:
  * <ul>
- * <li><b>NIXL's progress thread on</b> (the default): that thread waits on UCX's event descriptor and serves a peer's
+ * <li><b>NIXL's progress thread on</b> (opt-in): that thread waits on UCX's event descriptor and serves a peer's
  * requests (a read's remote completion, a notification) as they arrive, so this loop only learns of what has arrived.
  * It parks for a quarter of the time since the last activity (an event, a new post or window), from
  * {@link #MIN_PARK_NANOS} up to {@link #MAX_WAITING_PARK_NANOS} while windows are pending, or {@link #IDLE_PARK_NANOS}
@@ -17,7 +17,7 @@ import java.util.concurrent.locks.LockSupport;
  * {@link #MAX_WAITING_PARK_NANOS}) late, and an agent with windows open but no traffic wakes a few hundred times a
  * second, not thousands (a hundred such agents on one host took both of its cores polling at 0.5 ms: docs/benchmarks.md,
  * issue 32).</li>
- * <li><b>NIXL's progress thread off</b>: nothing but this loop moves UCX, and on one host UCX needs the <em>target</em>
+ * <li><b>NIXL's progress thread off</b> (the default): nothing but this loop moves UCX, and on one host UCX needs the <em>target</em>
  * agent's worker to progress before a reader's transfer completes, with no event telling the target. So after any
  * activity it keeps polling for up to {@link #SPIN_NANOS}; then it parks with a doubling pause up to
  * {@link #MAX_BUSY_PARK_NANOS} while windows are pending. With a fixed count of spin rounds the passive side was usually
