@@ -28,7 +28,8 @@ Usage: PYTHONPATH=$NIXL_PYTHON_PATH python3 benchmarks/nixl_fleet_direct.py [--p
 Producers: `java` (JAVA_HOME/bin/java if set), class path nixl-connect-benchmarks/target/classes and target/lib/*
 (override with BENCH_CLASSPATH), -Dnixl.library.path=$NIXL_LIBRARY_DIR; UCX settings come from the environment
 (.ci/nixl-setup.sh sets UCX_NET_DEVICES=lo). Exit status 1 when any operation failed or a producer did not see a
-successful read complete.
+successful read complete. BENCH_OP_TIMEOUT_SECONDS (default 60): how long an operation may stay in flight, and how
+long to wait for a peer's next readable, before it counts as failed.
 """
 
 import argparse
@@ -55,8 +56,8 @@ import numpy as np
 AHEAD = 4  # PeerFleetBenchmark.AHEAD: readables each peer keeps published
 READ_KIND = 1
 MAX_METADATA_BYTES = 64 * 1024 * 1024  # RdmaMetadata.MAX_NIXL_METADATA_BYTES
-TRANSFER_TIMEOUT_SECONDS = 60.0
-PUBLISH_TIMEOUT_SECONDS = 60.0
+# How long an operation may stay in flight, and how long to wait for a peer's next readable (BENCH_OP_TIMEOUT_SECONDS).
+TRANSFER_TIMEOUT_SECONDS = PUBLISH_TIMEOUT_SECONDS = float(os.environ.get("BENCH_OP_TIMEOUT_SECONDS", "60"))
 READY_TIMEOUT_SECONDS = 600.0
 TICKS = os.sysconf("SC_CLK_TCK")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -106,6 +107,7 @@ class Producers:
         self.published = [queue.SimpleQueue() for _ in range(self.peers)]
         self.published_count = [0] * self.peers  # readables each peer published: AHEAD + reads it saw complete
         self.ready = threading.Semaphore(0)
+        self.gone = [False] * jvms  # a JVM whose stdout ended publishes nothing more
         self.processes = []
         java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
         benchmarks = os.path.join(ROOT, "nixl-connect-benchmarks", "target")
@@ -130,6 +132,23 @@ class Producers:
                 self.published[peer].put(line[space + 1:].rstrip(b"\n").decode("utf-8"))
             elif line.rstrip(b"\n") == b"READY":
                 self.ready.release()
+        self.gone[jvm] = True
+
+    def next_published(self, peer, block):
+        """The peer's next published metadata, or None: at once, or (block) once it is published, its JVM has exited
+        or PUBLISH_TIMEOUT_SECONDS have passed."""
+        published = self.published[peer]
+        try:
+            return published.get_nowait()
+        except queue.Empty:
+            pass
+        deadline = time.monotonic() + PUBLISH_TIMEOUT_SECONDS
+        while block and not self.gone[peer // self.per_jvm] and time.monotonic() < deadline:
+            try:
+                return published.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        return None
 
     def await_ready(self):
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
@@ -250,21 +269,21 @@ class Consumer:
                     if next_op >= count:
                         continue
                     peer = (first + next_op) % peers
-                    try:
-                        text = producers.published[peer].get_nowait() if in_flight else \
-                            producers.published[peer].get(timeout=PUBLISH_TIMEOUT_SECONDS)
-                    except queue.Empty:
+                    text = producers.next_published(peer, block=not in_flight)
+                    if text is None:
+                        gone = producers.gone[peer // producers.per_jvm]
                         now = time.monotonic()
                         waiting_since = waiting_since or now
-                        if in_flight and now - waiting_since < PUBLISH_TIMEOUT_SECONDS:
+                        if in_flight and not gone and now - waiting_since < PUBLISH_TIMEOUT_SECONDS:
                             continue  # poll what is in flight meanwhile
-                        text = None
+                        waiting_since = None
+                        next_op += 1
+                        finished += 1
+                        fail(OperationFailed("producer gone", "the JVM of peer %d exited" % peer) if gone
+                             else OperationFailed("nothing published", "peer %d published nothing" % peer))
+                        continue
                     waiting_since = None
                     next_op += 1
-                    if text is None:
-                        fail(OperationFailed("nothing published", "peer %d published nothing" % peer))
-                        finished += 1
-                        continue
                     start = time.perf_counter_ns()
                     try:
                         handle, state = self.begin(text, self.targets[s])
@@ -276,7 +295,10 @@ class Consumer:
                     slots[s] = slot
                     in_flight += 1
                 else:
-                    state = self.agent.check_xfer_state(slot[0])
+                    try:
+                        state = self.agent.check_xfer_state(slot[0])
+                    except Exception as e:  # nixlRemoteDisconnectError and the like
+                        state = type(e).__name__
                 if state == "PROC":
                     if time.monotonic() < slot[2]:
                         continue
