@@ -106,6 +106,11 @@ class DynamoLoopbackTest {
         }
     }
 
+    private static void awaitIdle(DynamoRuntime worker) {
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+                .until(() -> worker.counters().requestsInFlight() == 0);
+    }
+
     @Test
     void listenersHearEachCallAndRequestEndPerEndpoint() throws Exception {
         DynamoRuntime worker =
@@ -158,8 +163,12 @@ class DynamoLoopbackTest {
         });
         DynamoClient client = caller.client("demo.observed.generate");
         client.waitForInstances(Duration.ofSeconds(10));
+        // With room for one request, each call waits until the worker has finished the one before: a caller can read
+        // a stream's end before the worker's handler thread has given its slot back.
         client.call("x").readAll();
+        awaitIdle(worker);
         assertThatThrownBy(() -> client.call("fail").readAll()).isInstanceOf(DynamoWorkerException.class);
+        awaitIdle(worker);
         ResponseStream held = client.call("hold");
         assertThat(held.read().data()).isEqualTo("held");
         assertThatThrownBy(() -> client.call("x")).isInstanceOf(DynamoRefusedException.class);

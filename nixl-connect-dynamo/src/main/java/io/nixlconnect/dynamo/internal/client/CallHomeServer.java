@@ -8,7 +8,6 @@ import io.nixlconnect.dynamo.DynamoProtocolException;
 import io.nixlconnect.dynamo.DynamoSettings;
 import io.nixlconnect.dynamo.DynamoWorkerException;
 import io.nixlconnect.dynamo.internal.Counters;
-import io.nixlconnect.dynamo.internal.Threads;
 import io.nixlconnect.dynamo.internal.wire.ControlMessages;
 import io.nixlconnect.dynamo.internal.wire.FrameInput;
 import io.nixlconnect.dynamo.internal.wire.FrameTooLargeException;
@@ -92,7 +91,12 @@ public final class CallHomeServer implements AutoCloseable {
         }
         String host = advertisedHost;
         address = (host.contains(":") ? "[" + host + "]" : host) + ":" + server.getLocalPort();
-        Threads.start("dynamo-call-home-accept", this::acceptLoop);
+        try {
+            executor.execute(this::acceptOne);
+        } catch (RejectedExecutionException e) {
+            closeQuietlyServer();
+            throw new DynamoException("the runtime is closed");
+        }
     }
 
     /** The address workers are told to call home to, {@code host:port}. */
@@ -170,9 +174,15 @@ public final class CallHomeServer implements AutoCloseable {
         }
     }
 
-    private void acceptLoop() {
-        while (!closed) {
-            Socket socket;
+    /**
+     * Accepts one call home and reads its handshake and prologue on the same thread, having handed the listener to
+     * another pool thread first: the worker's call home reaches its caller with one thread wake-up (this one's) instead
+     * of two (an accepting thread's, then a handshake thread's). One thread accepts at a time; at most
+     * {@value #MAX_HANDSHAKES} handshakes are read at once, each bounded by {@code frameReadTimeout}.
+     */
+    private void acceptOne() {
+        Socket socket = null;
+        while (!closed && socket == null) {
             try {
                 socket = server.accept();
             } catch (IOException e) {
@@ -180,25 +190,34 @@ public final class CallHomeServer implements AutoCloseable {
                     LOG.warn("accepting a call home failed: {}", e.toString());
                     backOff(); // out of file descriptors, say: do not spin
                 }
-                continue;
             }
-            if (!handshakes.tryAcquire()) {
-                counters.protocolErrors.increment();
-                closeQuietly(socket);
-                continue;
-            }
-            try {
-                executor.execute(() -> {
-                    try {
-                        handshake(socket);
-                    } finally {
-                        handshakes.release();
-                    }
-                });
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                handshakes.release();
-                closeQuietly(socket);
-            }
+        }
+        if (socket == null) {
+            return;
+        }
+        try {
+            executor.execute(this::acceptOne);
+        } catch (RejectedExecutionException e) {
+            closeQuietly(socket); // the runtime is closing
+            return;
+        }
+        if (!handshakes.tryAcquire()) {
+            counters.protocolErrors.increment();
+            closeQuietly(socket);
+            return;
+        }
+        try {
+            handshake(socket);
+        } finally {
+            handshakes.release();
+        }
+    }
+
+    private void closeQuietlyServer() {
+        try {
+            server.close();
+        } catch (IOException e) {
+            // closing
         }
     }
 

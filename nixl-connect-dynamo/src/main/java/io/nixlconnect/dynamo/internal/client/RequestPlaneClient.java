@@ -104,7 +104,8 @@ public final class RequestPlaneClient implements AutoCloseable {
      */
     public CompletableFuture<String> send(DynamoInstance instance, byte[] frame) {
         CompletableFuture<String> ack = new CompletableFuture<>();
-        String key = instance.host() + ":" + instance.port();
+        String key = new StringBuilder(instance.host().length() + 6).append(instance.host()).append(':')
+                .append(instance.port()).toString();
         boolean rewritten = false;
         for (int attempt = 0; attempt < MAX_CONNECTIONS_PER_REQUEST; attempt++) {
             if (closed) {

@@ -52,6 +52,7 @@ public final class RequestPlaneServer implements AutoCloseable {
     private final Set<Long> instanceIds = ConcurrentHashMap.newKeySet();
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private final Set<ServedCall> calls = ConcurrentHashMap.newKeySet();
+    private final Thread acceptor;
     private volatile boolean closed;
 
     /** An endpoint served here. */
@@ -88,7 +89,7 @@ public final class RequestPlaneServer implements AutoCloseable {
             throw new DynamoException("cannot listen for requests on " + settings.rpcHost() + ":" + settings.rpcPort()
                     + " (DYN_TCP_RPC_HOST/PORT): " + e.getMessage(), e);
         }
-        Threads.start("dynamo-request-plane-accept", this::acceptLoop);
+        acceptor = Threads.start("dynamo-request-plane-accept", this::acceptLoop);
     }
 
     public String host() {
@@ -302,14 +303,15 @@ public final class RequestPlaneServer implements AutoCloseable {
         ServedCall call = new ServedCall(this, endpoint, control, frame.headers(), payload.body(), settings, counters,
                 watchdog, executor);
         calls.add(call);
+        counters.requestsServed.increment(); // before it runs: its caller may be answered before execute returns
         try {
             executor.execute(call);
         } catch (java.util.concurrent.RejectedExecutionException e) {
+            counters.requestsServed.decrement();
             finished(call);
             counters.requestsRefusedOther.increment();
             return Ack.refused("Server unavailable: shutting down");
         }
-        counters.requestsServed.increment();
         return Ack.accepted();
     }
 
@@ -333,6 +335,15 @@ public final class RequestPlaneServer implements AutoCloseable {
             server.close();
         } catch (IOException e) {
             // closing
+        }
+        // The listening socket is released when the accepting thread leaves accept(): wait for it, so that a
+        // runtime started next on the same port (a worker restarted in-process) can bind it.
+        if (Thread.currentThread() != acceptor) {
+            try {
+                acceptor.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         long deadline = System.nanoTime() + graceMillis * 1_000_000L;
         java.util.List<Endpoint> all = new java.util.ArrayList<>(endpoints.values());

@@ -40,10 +40,13 @@ public final class ControlMessages {
         String codecName = codec.wireName();
         if (JsonValues.plain(requestId) && JsonValues.plain(address) && JsonValues.plain(subject)
                 && JsonValues.plain(codecName)) {
-            String text = "{\"id\":\"" + requestId + "\",\"request_type\":\"single_in\",\"response_type\":\"many_out\","
-                    + "\"payload_codec\":\"" + codecName + "\",\"connection_info\":{\"transport\":\"tcp_server\","
-                    + "\"info\":\"{\\\"address\\\":\\\"" + address + "\\\",\\\"subject\\\":\\\"" + subject
-                    + "\\\",\\\"context\\\":\\\"" + requestId + "\\\",\\\"stream_type\\\":\\\"response\\\"}\"}}";
+            // StringBuilder, not +: string concatenation goes through method handles, slow until the JIT has them
+            String text = new StringBuilder(320).append("{\"id\":\"").append(requestId)
+                    .append("\",\"request_type\":\"single_in\",\"response_type\":\"many_out\",\"payload_codec\":\"")
+                    .append(codecName).append("\",\"connection_info\":{\"transport\":\"tcp_server\",\"info\":\"{\\\"address\\\":\\\"")
+                    .append(address).append("\\\",\\\"subject\\\":\\\"").append(subject)
+                    .append("\\\",\\\"context\\\":\\\"").append(requestId)
+                    .append("\\\",\\\"stream_type\\\":\\\"response\\\"}\"}}").toString();
             return text.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         }
         return requestHeaderThroughGenerator(requestId, codec, address, subject);
