@@ -231,8 +231,9 @@ public class NixlConnectProperties implements Validator {
         /**
          * Whether NIXL's own progress thread runs beside this library's progress loop: it waits on UCX's event
          * descriptor and serves peers as their requests arrive, so agents waiting for readers cost no polling. Off:
-         * this library's loop alone drives NIXL, polling (and spinning after activity) for its peers' sake. Off by
-         * default: with it on, closing a connector during transfers crashed the JVM in loaded CI runs (docs/nixl.md).
+         * this library's loop alone drives NIXL, polling (and spinning after activity) for its peers' sake. Must stay
+         * off (true is refused at start-up): with it on, closing a connector during transfers corrupted UCX's memory
+         * and crashed the JVM (docs/nixl.md).
          */
         private boolean progressThread = NixlSettings.DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS >= 0;
 

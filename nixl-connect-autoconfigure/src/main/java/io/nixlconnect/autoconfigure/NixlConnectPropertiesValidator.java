@@ -172,6 +172,11 @@ final class NixlConnectPropertiesValidator implements Validator {
         if (nixl.getUcxLogFile() != null && nixl.getUcxLogFile().indexOf('\0') >= 0) {
             errors.rejectValue("ucxLogFile", "invalid", "must be free of NUL characters");
         }
+        if (nixl.isProgressThread()) {
+            errors.rejectValue("progressThread", "unsupported", "NIXL's own progress thread is not supported: with it"
+                    + " on, closing a connector during transfers corrupted UCX's memory (docs/nixl.md); set it to false"
+                    + " (the default)");
+        }
         Duration progressDelay = nixl.getProgressThreadDelay();
         if (progressDelay == null || progressDelay.isNegative()) {
             errors.rejectValue("progressThreadDelay", "negative", "must be zero or positive, such as 10ms (the "

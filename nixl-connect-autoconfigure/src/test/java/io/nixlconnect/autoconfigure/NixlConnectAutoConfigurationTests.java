@@ -68,7 +68,7 @@ class NixlConnectAutoConfigurationTests {
                 "nixl.connect.embedded.advertised-address=10.1.2.3", "nixl.connect.embedded.max-connections-per-peer=3",
                 "nixl.connect.embedded.same-host-copy=false", "nixl.connect.embedded.tcp-streams=4",
                 "nixl.connect.embedded.max-ranges-per-request=4096",
-                "nixl.connect.nixl.backends=UCX,GDS", "nixl.connect.nixl.progress-thread=true", "nixl.connect.nixl.progress-thread-delay=250us",
+                "nixl.connect.nixl.backends=UCX,GDS", "nixl.connect.nixl.progress-thread=false", "nixl.connect.nixl.progress-thread-delay=250us",
                 "nixl.connect.nixl.backend-parameters.num_threads=4", "nixl.connect.nixl.library-path=/opt/nixl/lib",
                 "nixl.connect.nixl.drain-limit=750ms", "nixl.connect.nixl.max-kept-memory=256MB",
                 "nixl.connect.nixl.max-loaded-peers=100", "nixl.connect.nixl.peer-idle-limit=5m",
@@ -100,7 +100,8 @@ class NixlConnectAutoConfigurationTests {
             assertThat(nixl.warmUp()).isFalse();
             assertThat(nixl.backendParameters()).isEqualTo(Map.of("num_threads", "4"));
             assertThat(nixl.libraryDir()).isEqualTo(Path.of("/opt/nixl/lib"));
-            assertThat(nixl.nixlProgressThreadDelayMicros()).isEqualTo(250);
+            assertThat(nixl.nixlProgressThreadDelayMicros()).isNegative(); // the thread is refused on
+            assertThat(properties.getNixl().getProgressThreadDelay()).isEqualTo(Duration.ofNanos(250_000));
             assertThat(properties.getCuda().getDeviceId()).isEqualTo(3);
             assertThat(properties.getCuda().isRequired()).isFalse(); // true without a GPU fails: NixlCudaAutoConfigurationTests
             assertThat(properties.getShutdown().getGracePeriod()).isEqualTo(Duration.ofMillis(1500));

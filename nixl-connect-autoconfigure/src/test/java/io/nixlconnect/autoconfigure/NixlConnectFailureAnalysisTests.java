@@ -52,6 +52,8 @@ class NixlConnectFailureAnalysisTests {
                 .startsWith("nixl.connect.embedded.tcpStreams: must be between 1 and 16");
         assertThat(rejected("nixl.connect.embedded.max-ranges-per-request=0")).containsExactly(
                 "nixl.connect.embedded.maxRangesPerRequest: must be between 1 and 1048576 (the default)");
+        assertThat(rejected("nixl.connect.nixl.progress-thread=true")).singleElement().asString()
+                .startsWith("nixl.connect.nixl.progressThread: NIXL's own progress thread is not supported");
         assertThat(rejected("nixl.connect.nixl.progress-thread-delay=-1ms")).singleElement().asString()
                 .startsWith("nixl.connect.nixl.progressThreadDelay: must be zero or positive, such as 10ms (the default); "
                         + "to turn NIXL's own progress thread off set nixl.connect.nixl.progress-thread=false");

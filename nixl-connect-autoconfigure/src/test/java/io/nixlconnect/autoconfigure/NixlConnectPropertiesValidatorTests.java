@@ -192,6 +192,8 @@ class NixlConnectPropertiesValidatorTests {
         nixl.setProgressThreadDelay(null); // blanked: refused (progress-thread=false is how to turn the thread off)
         assertThat(codes(validate(nixl))).containsExactly("backends:empty", "progressThreadDelay:negative");
         nixl.setProgressThreadDelay(Duration.ofMillis(10));
+        nixl.setProgressThread(true); // refused: with NIXL's thread on, closing under transfers corrupted UCX's memory
+        assertThat(codes(validate(nixl))).containsExactly("backends:empty", "progressThread:unsupported");
         nixl.setProgressThread(false);
         assertThat(codes(validate(nixl))).containsExactly("backends:empty");
     }

@@ -78,7 +78,7 @@ final class NixlAgentCore implements ProgressLoop.Work {
         loader = new PeerLoader(this, peers, inFlight);
         reporter = new FailureReporter(this, peers, progress);
         long[] handle = new long[1];
-        // NIXL's progress thread is off by default (closing under load crashed in UCX with it on: docs/nixl.md); on, it
+        // NIXL's progress thread is refused by NixlSettings (closing under transfers corrupted UCX: docs/nixl.md); on, it
         // waits on UCX's event descriptor and serves peers without polling. Calls come from user threads, our loop
         // and that thread at once, so NIXL's strict thread sync is on.
         long delay = settings.nixlProgressThreadDelayMicros();

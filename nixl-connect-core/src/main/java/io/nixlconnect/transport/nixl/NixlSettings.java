@@ -20,10 +20,10 @@ import org.jspecify.annotations.Nullable;
  * @param backends          backend plugins every agent creates, in order; at least one
  * @param backendParameters parameters given to every backend on top of the plugin's defaults
  *                          (for UCX e.g. {@code ucx_error_handling_mode=none})
- * @param nixlProgressThreadDelayMicros {@code >= 0}: NIXL runs its own progress thread, which waits on UCX's event
- *                          descriptor for at most that many microseconds (rounded up to a millisecond; 0 spins a
- *                          core) between rounds, beside this transport's progress loop; negative (the default): that
- *                          thread is off and this transport's progress loop alone drives NIXL
+ * @param nixlProgressThreadDelayMicros negative (the default, and the only value accepted): NIXL's own progress thread
+ *                          is off and this transport's progress loop alone drives NIXL; {@code >= 0} (that thread on,
+ *                          waiting on UCX's event descriptor that many microseconds between rounds) is refused, see
+ *                          {@link #DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS}
  * @param drainLimit        the fixed part of the drain limit: how long a passive operation closed before its peer's
  *                          notification keeps its memory registered (plus its size at 100 MB/s), for a transfer that
  *                          may still be in flight; positive
@@ -53,10 +53,11 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
     /** Default for {@link #backends}: UCX, which finds RDMA, NVLink, shared memory or TCP. */
     public static final List<String> DEFAULT_BACKENDS = List.of("UCX");
     /**
-     * Default for {@link #nixlProgressThreadDelayMicros}: NIXL's own progress thread off. With it on (10 ms), closing a
-     * connector while its threads still transferred crashed the JVM in {@code nixl_capi_destroy_agent} (UCX's
-     * {@code ucs_mem_region_destroy_internal}) in two of four loaded CI runs (2026-12-06): it stays opt-in until that
-     * is understood (docs/nixl.md).
+     * Default for {@link #nixlProgressThreadDelayMicros}: NIXL's own progress thread off, and turning it on is refused.
+     * With it on (NIXL 1.5.1), closing a connector while four threads read corrupted the native heap in 3 to 6 of 10
+     * runs (SIGSEGV in UCX's {@code ucs_mem_region_destroy_internal} at destroy, in {@code ucp_proto_init_*} at a later
+     * post, or glibc's "double free or corruption"), also when cancelled transfers were first let end: an operation
+     * cancelled or closed while that thread progresses UCX is not safe (docs/nixl.md).
      */
     public static final long DEFAULT_NIXL_PROGRESS_THREAD_DELAY_MICROS = -1;
     /** Default for {@link #drainLimit}: 2 s. */
@@ -83,6 +84,11 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
     public static final String DEFAULT_UCX_LOG_FILE =
             Path.of(System.getProperty("java.io.tmpdir"), "nixl-connect-ucx-%p.log").toString();
     public NixlSettings {
+        if (nixlProgressThreadDelayMicros >= 0) {
+            throw new IllegalArgumentException("NIXL's own progress thread (nixlProgressThreadDelayMicros "
+                    + nixlProgressThreadDelayMicros + ") is not supported: with it on, closing a connector or cancelling"
+                    + " during transfers corrupted UCX's memory (docs/nixl.md); leave it off (a negative value)");
+        }
         drainLimit = drainLimit == null ? DEFAULT_DRAIN_LIMIT : drainLimit;
         if (drainLimit.isNegative() || drainLimit.isZero()) {
             throw new IllegalArgumentException("drainLimit must be positive, was " + drainLimit);
@@ -144,7 +150,7 @@ public record NixlSettings(@Nullable Path libraryDir, @Nullable Path pluginDir, 
                 maxKeptBytes, maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
     }
 
-    /** Turns NIXL's own progress thread on with the given pause, or off with a negative value. */
+    /** NIXL's own progress thread: off with a negative value (the default); on ({@code >= 0}) is refused. */
     public NixlSettings withNixlProgressThreadDelayMicros(long micros) {
         return new NixlSettings(libraryDir, pluginDir, backends, backendParameters, micros, drainLimit, maxKeptBytes,
                 maxLoadedPeers, peerIdleLimit, ucxLogFile, warmUp);
