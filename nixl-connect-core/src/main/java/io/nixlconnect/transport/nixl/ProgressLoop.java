@@ -9,7 +9,8 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Idle strategy: while one of the agent's transfers is in flight it never parks. Otherwise it paces itself by
  * who moves UCX:
  * <ul>
- * <li><b>NIXL's progress thread on</b> (refused by {@link NixlSettings} since it corrupted UCX at close; kept for when that is solved): that thread waits on UCX's event descriptor and serves a peer's
+ * <li><b>NIXL's progress thread on</b> (refused by {@link NixlSettings}: it corrupted UCX at close; kept for when
+ * that is solved): that thread waits on UCX's event descriptor and serves a peer's
  * requests (a read's remote completion, a notification) as they arrive, so this loop only learns of what has arrived.
  * It parks for a quarter of the time since the last activity (an event, a new post or window), from
  * {@link #MIN_PARK_NANOS} up to {@link #MAX_WAITING_PARK_NANOS} while windows are pending, or {@link #IDLE_PARK_NANOS}

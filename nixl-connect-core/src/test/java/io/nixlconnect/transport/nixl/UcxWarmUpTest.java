@@ -115,18 +115,15 @@ class UcxWarmUpTest {
         while (true) {
             Set<String> opened = new HashSet<>(sockets());
             opened.removeAll(before);
-            Map<String, String[]> tcp = tcpSockets();
-            Set<String> ends = new HashSet<>();
+            Map<String, TcpSocket> tcp = tcpSockets();
+            Set<TcpSocket> established = new HashSet<>();
             for (String socket : opened) {
-                String[] entry = tcp.get(socket);
-                if (entry != null && ESTABLISHED.equals(entry[0])) {
-                    ends.add(entry[1] + "->" + entry[2]);
+                TcpSocket entry = tcp.get(socket);
+                if (entry != null && entry.established()) {
+                    established.add(entry);
                 }
             }
-            boolean paired = ends.stream().allMatch(end -> {
-                String[] addresses = end.split("->");
-                return ends.contains(addresses[1] + "->" + addresses[0]);
-            });
+            boolean paired = established.stream().allMatch(end -> established.contains(end.otherEnd()));
             if (paired || System.nanoTime() - deadline > 0) {
                 return opened;
             }
@@ -134,11 +131,26 @@ class UcxWarmUpTest {
         }
     }
 
-    private static final String ESTABLISHED = "01";
+    /** One line of /proc/self/net/tcp{,6}: state and addresses as the kernel writes them (hex). */
+    private record TcpSocket(String state, String local, String remote) {
 
-    /** This process's TCP sockets from /proc/self/net: {@code socket:[inode]} to {state, local, remote} (hex). */
-    private static Map<String, String[]> tcpSockets() throws IOException {
-        Map<String, String[]> tcp = new HashMap<>();
+        boolean established() {
+            return "01".equals(state);
+        }
+
+        TcpSocket otherEnd() {
+            return new TcpSocket(state, remote, local);
+        }
+
+        @Override
+        public String toString() {
+            return "state " + state + " " + local + "->" + remote;
+        }
+    }
+
+    /** This process's TCP sockets, by {@code socket:[inode]}. */
+    private static Map<String, TcpSocket> tcpSockets() throws IOException {
+        Map<String, TcpSocket> tcp = new HashMap<>();
         for (String table : List.of("/proc/self/net/tcp", "/proc/self/net/tcp6")) {
             Path path = Path.of(table);
             if (!Files.isReadable(path)) {
@@ -148,7 +160,7 @@ class UcxWarmUpTest {
             for (String line : lines.subList(1, lines.size())) {
                 String[] fields = line.trim().split("\\s+");
                 if (fields.length > 9) {
-                    tcp.put("socket:[" + fields[9] + "]", new String[] {fields[3], fields[1], fields[2]});
+                    tcp.put("socket:[" + fields[9] + "]", new TcpSocket(fields[3], fields[1], fields[2]));
                 }
             }
         }
@@ -157,11 +169,11 @@ class UcxWarmUpTest {
 
     /** Each socket with its TCP state and addresses where /proc/self/net knows it, so a failure says what stayed open. */
     private static List<String> described(Set<String> sockets) throws IOException {
-        Map<String, String[]> tcp = tcpSockets();
+        Map<String, TcpSocket> tcp = tcpSockets();
         List<String> described = new ArrayList<>();
         for (String socket : sockets) {
-            String[] entry = tcp.get(socket);
-            described.add(socket + (entry == null ? " (not TCP)" : " state " + entry[0] + " " + entry[1] + "->" + entry[2]));
+            TcpSocket entry = tcp.get(socket);
+            described.add(socket + " " + (entry == null ? "(not TCP)" : entry));
         }
         return described;
     }
